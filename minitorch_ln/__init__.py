@@ -1,0 +1,21 @@
+"""minitorch_ln: a tensor and autograd mini-framework on NumPy (and CuPy), built around LayerNorm."""
+
+__version__ = "0.1.0"
+
+import numpy as _np
+
+from . import autograd, backend, ops
+from .autograd import enable_grad, no_grad
+from .backend import Device, cuda_is_available, device, manual_seed
+from .ops import *  # noqa: F401,F403 - the op functions are the package's public functions
+from .tensor import (
+    Tensor, arange, empty, empty_like, eye, full, full_like, ones, ones_like, rand, rand_like, randint,
+    randn, randn_like, tensor, zeros, zeros_like,
+)
+
+float16 = half = _np.dtype(_np.float16)
+float32 = float = _np.dtype(_np.float32)  # noqa: A001
+float64 = double = _np.dtype(_np.float64)
+int32 = _np.dtype(_np.int32)
+int64 = long = _np.dtype(_np.int64)
+bool = _np.dtype(_np.bool_)  # noqa: A001

@@ -1,0 +1,236 @@
+"""Finite-difference gradient checks: ``gradcheck`` and ``gradgradcheck``.
+
+For ``f: inputs -> outputs`` the analytical Jacobian (one backward pass per output element, each
+with a one-hot upstream gradient) is compared, element by element, with the central difference
+
+    J_num[k, j] = (f(x + eps e_j)[k] - f(x - eps e_j)[k]) / (2 eps)
+
+whose error is O(eps²) plus rounding of order (machine epsilon · |f|) / eps — which is why the check
+is only meaningful in float64 (float32 rounding at eps = 1e-6 is about 0.1). An element fails when
+``|analytical - numerical| > atol + rtol · |numerical|``.
+
+``fast_mode=True`` checks ``uᵀ J v`` for random ``u`` and ``v`` instead (one backward, two forwards
+per input), which catches a wrong backward with probability 1 at a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import backend
+from ..tensor import Tensor
+from .engine import grad as autograd_grad
+
+
+class GradcheckError(RuntimeError):
+    """A gradient check failed; the message names the input, the element and both values."""
+
+    def __init__(self, message, *, input_index=None, output_index=None, worst=None):
+        super().__init__(message)
+        self.input_index = input_index
+        self.output_index = output_index
+        self.worst = worst or []
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _outputs(fn, inputs):
+    out = _as_tuple(fn(*inputs))
+    return tuple(o for o in out if isinstance(o, Tensor) and o.dtype.kind == "f")
+
+
+def _to_numpy(a):
+    return np.asarray(backend.to_device(a, "cpu"), dtype=np.float64)
+
+
+def _numerical_jacobian(fn, inputs, i, eps):
+    """(n_out_total, n_in) central-difference Jacobian of every output w.r.t. input ``i``."""
+    x = inputs[i]
+    flat = x.data.reshape(-1)  # a view: writing to it perturbs x in place
+    cols = []
+    # fn runs with grad mode on: it may itself differentiate (gradgradcheck's first derivative)
+    for j in range(flat.size):
+        orig = flat[j].item()
+        flat[j] = orig + eps
+        plus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
+        flat[j] = orig - eps
+        minus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
+        flat[j] = orig
+        cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)]))
+    return np.stack(cols, axis=1) if cols else np.zeros((0, 0))
+
+
+def _analytical_jacobians(outputs, inputs, diff_idx):
+    """{input index: (n_out_total, n_in) Jacobian} by one backward per output element."""
+    rows = {i: [] for i in diff_idx}
+    diff_inputs = [inputs[i] for i in diff_idx]
+    for out in outputs:
+        xp = backend.get_array_module(out.data)
+        for k in range(out.numel()):
+            seed = xp.zeros(out.numel(), dtype=out.dtype)
+            seed[k] = 1
+            grads = autograd_grad(
+                out, diff_inputs, grad_outputs=Tensor._from_op(seed.reshape(out.shape)),
+                retain_graph=True, allow_unused=True,
+            )
+            for i, g in zip(diff_idx, grads):
+                rows[i].append(np.zeros(inputs[i].numel()) if g is None else _to_numpy(g.data).ravel())
+    return {i: (np.stack(r) if r else np.zeros((0, inputs[i].numel()))) for i, r in rows.items()}
+
+
+def _locate(outputs, flat_k):
+    for oi, o in enumerate(outputs):
+        if flat_k < o.numel():
+            return oi, np.unravel_index(flat_k, o.shape) if o.ndim else ()
+        flat_k -= o.numel()
+    return None, ()  # pragma: no cover
+
+
+def _failure_report(i, x, outputs, ana, num, atol, rtol, top=5):
+    err = np.abs(ana - num)
+    bad = err > atol + rtol * np.abs(num)
+    order = np.argsort(-(err * bad).ravel())[: min(top, int(bad.sum()))]
+    worst = []
+    lines = [
+        f"Jacobian mismatch for input {i} (shape {tuple(x.shape)}, dtype {x.dtype}): "
+        f"{int(bad.sum())} of {bad.size} entries exceed atol={atol:g} + rtol={rtol:g}·|numerical|.",
+        "  worst entries:",
+        f"  {'output':>8} {'output index':>14} {'input index':>14} {'analytical':>14} {'numerical':>14} {'abs err':>10} {'rel err':>10}",
+    ]
+    for flat in order:
+        k, j = np.unravel_index(flat, err.shape)
+        oi, oidx = _locate(outputs, int(k))
+        jidx = tuple(int(v) for v in np.unravel_index(int(j), x.shape)) if x.ndim else ()
+        oidx = tuple(int(v) for v in oidx)
+        a, n = float(ana[k, j]), float(num[k, j])
+        rel = abs(a - n) / max(abs(n), 1e-300)
+        worst.append({"output": oi, "output_index": oidx, "input_index": jidx, "analytical": a,
+                      "numerical": n, "abs_err": abs(a - n), "rel_err": rel})
+        lines.append(f"  {oi:>8} {str(oidx):>14} {str(jidx):>14} {a:>14.6g} {n:>14.6g} {abs(a - n):>10.3g} {rel:>10.3g}")
+    first = worst[0]
+    lines.insert(
+        1,
+        f"  first failure: input {i} element {first['input_index']}, output {first['output']} element "
+        f"{first['output_index']}: analytical {first['analytical']:.10g} vs numerical {first['numerical']:.10g}",
+    )
+    return "\n".join(lines), worst
+
+
+def _check_dtypes(inputs, diff_idx):
+    for i in diff_idx:
+        if inputs[i].dtype != np.float64:
+            warnings.warn(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64. Central differences with "
+                "eps=1e-6 lose most of their digits to rounding in lower precision (float32 keeps about "
+                "7 digits, so f(x+eps)-f(x-eps) keeps about 1), and the check will report spurious "
+                "failures; convert the inputs with .double().",
+                stacklevel=3,
+            )
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False):
+    """Compare ``fn``'s analytical gradients with central finite differences.
+
+    Args:
+        fn: a function of Tensors returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of arguments; every Tensor with ``requires_grad`` is checked.
+        eps: the finite-difference step.
+        atol, rtol: an entry fails when ``|analytical - numerical| > atol + rtol·|numerical|``.
+        raise_exception: raise :class:`GradcheckError` on failure (else return False).
+        fast_mode: check ``uᵀJv`` for random ``u``, ``v`` instead of the full Jacobian.
+
+    Returns:
+        True when every checked input passes.
+
+    Raises:
+        GradcheckError: naming the input index, the element, the analytical and numerical values.
+    """
+    inputs = _as_tuple(inputs)
+    diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not diff_idx:
+        raise ValueError("gradcheck: no input requires grad; set requires_grad=True on the inputs to check")
+    _check_dtypes(inputs, diff_idx)
+    outputs = _outputs(fn, inputs)
+    if not outputs:
+        raise ValueError("gradcheck: fn returned no floating point Tensor")
+    try:
+        if fast_mode:
+            _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol)
+        else:
+            analytical = _analytical_jacobians(outputs, inputs, diff_idx)
+            for i in diff_idx:
+                num = _numerical_jacobian(fn, inputs, i, eps)
+                ana = analytical[i]
+                if not np.allclose(ana, num, atol=atol, rtol=rtol, equal_nan=False):
+                    msg, worst = _failure_report(i, inputs[i], outputs, ana, num, atol, rtol)
+                    raise GradcheckError(msg, input_index=i, worst=worst)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol):
+    rng = np.random.default_rng(0)
+    us = []
+    for o in outputs:
+        xp = backend.get_array_module(o.data)
+        us.append(xp.asarray(rng.standard_normal(o.shape)).astype(o.dtype))
+    us_np = [_to_numpy(u).ravel() for u in us]
+    grads = autograd_grad(
+        outputs, [inputs[i] for i in diff_idx], grad_outputs=[Tensor._from_op(u) for u in us],
+        retain_graph=True, allow_unused=True,
+    )
+    for i, g in zip(diff_idx, grads):
+        x = inputs[i]
+        xp = backend.get_array_module(x.data)
+        v = rng.standard_normal(x.shape)
+        ana = 0.0 if g is None else float(np.dot(_to_numpy(g.data).ravel(), v.ravel()))
+        orig = x.data.copy()
+        x.data[...] = orig + xp.asarray(eps * v).astype(x.dtype)
+        plus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
+        x.data[...] = orig - xp.asarray(eps * v).astype(x.dtype)
+        minus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
+        x.data[...] = orig
+        num = float(sum(np.dot(u, (p - m) / (2 * eps)) for u, p, m in zip(us_np, plus, minus)))
+        if not abs(ana - num) <= atol + rtol * abs(num):
+            raise GradcheckError(
+                f"fast-mode gradient check failed for input {i} (shape {tuple(x.shape)}): "
+                f"uᵀJv analytical {ana:.10g} vs numerical {num:.10g} (abs err {abs(ana - num):.3g}); "
+                "rerun with fast_mode=False to locate the element",
+                input_index=i,
+            )
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  fast_mode=False):
+    """Check second derivatives: ``gradcheck`` of ``(inputs, v) -> vᵀ ∂fn/∂inputs`` built with ``create_graph``.
+
+    ``grad_outputs`` (the ``v``) default to random float64 tensors (seeded) that are themselves checked,
+    so the mixed derivative with respect to the upstream gradient is covered too.
+    """
+    inputs = _as_tuple(inputs)
+    diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    outputs = _outputs(fn, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(1)
+        grad_outputs = []
+        for o in outputs:
+            xp = backend.get_array_module(o.data)
+            grad_outputs.append(Tensor(xp.asarray(rng.standard_normal(o.shape)).astype(o.dtype), requires_grad=True))
+    grad_outputs = _as_tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivative(*args):
+        ins, vs = args[:n], args[n:]
+        outs = _outputs(fn, ins)
+        grads = autograd_grad(outs, [ins[i] for i in diff_idx], grad_outputs=vs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, fast_mode=fast_mode)

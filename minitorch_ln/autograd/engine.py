@@ -1,0 +1,251 @@
+"""The backward pass: walk the graph from the outputs to the leaves, iteratively.
+
+1. Count, for every node reachable from the outputs, how many edges lead into it (its consumers).
+2. Start from the output nodes with their seed gradients. A node runs once every consumer has
+   handed it its gradient (its count drops to zero), so a tensor used several times receives the
+   *sum* of its gradients before its own backward runs. This order is a topological order, found
+   with an explicit stack: a chain of 100,000 ops needs no recursion.
+3. Leaves add the gradient that reaches them into ``leaf.grad`` (:class:`AccumulateGrad`);
+   ``autograd.grad`` instead captures the gradients of the tensors it was asked about.
+4. Unless ``retain_graph``, a node frees its saved tensors once it has run.
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from .function import AccumulateGrad, _anomaly, _edge
+from .grad_mode import set_grad_enabled, is_grad_enabled
+
+
+def _as_grad_tensor(g, like_meta):
+    from ..tensor import Tensor  # noqa: PLC0415
+
+    if isinstance(g, Tensor):
+        return g
+    xp = backend.get_array_module(g)
+    return Tensor._from_op(xp.asarray(g), requires_grad=False)
+
+
+def _zeros(meta):
+    from ..tensor import Tensor  # noqa: PLC0415
+
+    shape, dtype, dev = meta
+    xp = backend.cupy_or_error() if dev.type == "cuda" else __import__("numpy")
+    return Tensor._from_op(xp.zeros(shape, dtype=dtype), requires_grad=False)
+
+
+def _collect_dependencies(root_nodes):
+    """Number of incoming edges of every node reachable from ``root_nodes`` (iterative DFS)."""
+    deps = {}
+    seen = set()
+    stack = list(root_nodes)
+    for n in root_nodes:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_edges:
+            if edge is None:
+                continue
+            child = edge[0]
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None):
+    """Backpropagate ``grad_tensors`` from ``tensors``.
+
+    ``capture`` maps ``(node, output_index)`` to a position; when given, the gradients arriving
+    there are returned in a list (for ``autograd.grad``) and no leaf's ``.grad`` is touched.
+    """
+    pending = {}
+    roots = []
+    for t, g in zip(tensors, grad_tensors):
+        edge = _edge(t)
+        if edge is None:
+            raise RuntimeError(
+                "element of the outputs does not require grad and has no grad_fn: nothing to "
+                "differentiate (did you compute it under no_grad(), or from tensors without requires_grad?)"
+            )
+        node, idx = edge
+        slot = pending.setdefault(node, [None] * len(node.outputs_meta))
+        slot[idx] = g if slot[idx] is None else slot[idx] + g
+        if node not in roots:
+            roots.append(node)
+
+    deps = _collect_dependencies(roots)
+    ready = [n for n in roots if deps.get(n, 0) == 0]
+    captured = None if capture is None else [None] * (max(capture.values()) + 1 if capture else 0)
+    handed_out = {}  # id(array) -> array, arrays given to a leaf's .grad in this pass
+
+    prev_mode = is_grad_enabled()
+    set_grad_enabled(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            grads = pending.pop(node, None) or [None] * len(node.outputs_meta)
+
+            if node._pre_hooks:
+                for i, hooks in node._pre_hooks.items():
+                    for hook in hooks:
+                        if grads[i] is not None:
+                            new = hook(grads[i])
+                            if new is not None:
+                                grads[i] = new
+
+            if capture is not None:
+                for i, g in enumerate(grads):
+                    pos = capture.get((node, i))
+                    if pos is not None:
+                        captured[pos] = g
+
+            if isinstance(node, AccumulateGrad):
+                if capture is None and grads[0] is not None:
+                    _accumulate(node.leaf, grads[0], create_graph, handed_out)
+                continue
+
+            if all(g is None for g in grads):
+                results = (None,) * len(node.next_edges)
+            else:
+                grads = [g if g is not None else _zeros(m) for g, m in zip(grads, node.outputs_meta)]
+                results = node.apply_backward(tuple(grads))
+                if len(results) != len(node.next_edges):
+                    raise RuntimeError(
+                        f"{node.name()} returned {len(results)} gradient(s) but its function has "
+                        f"{len(node.next_edges)} input(s): backward must return one per input (None for "
+                        "non-differentiable ones)"
+                    )
+                if _anomaly["enabled"]:
+                    from .anomaly import check_gradients  # noqa: PLC0415
+
+                    check_gradients(node, results)
+            if not retain_graph:
+                node.free()
+
+            for i, (edge, g) in enumerate(zip(node.next_edges, results)):
+                if edge is None:
+                    continue
+                child, idx = edge
+                if g is not None:
+                    g = _as_grad_tensor(g, None)
+                    shape, dtype, _ = child.outputs_meta[idx]
+                    if g.shape != shape:
+                        raise RuntimeError(
+                            f"{node.name()} returned a gradient of shape {g.shape} for its input {i}, "
+                            f"but that input has shape {shape}"
+                        )
+                    if g.dtype != dtype:
+                        g = g.to(dtype)
+                    slot = pending.setdefault(child, [None] * len(child.outputs_meta))
+                    slot[idx] = g if slot[idx] is None else slot[idx] + g
+                deps[child] -= 1
+                if deps[child] == 0:
+                    ready.append(child)
+    finally:
+        set_grad_enabled(prev_mode)
+    return captured
+
+
+def _accumulate(leaf, g, create_graph, handed_out):
+    from ..tensor import Tensor  # noqa: PLC0415
+
+    if create_graph:
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+        return
+    data = g.data
+    if leaf.grad is None:
+        # The same array may reach two leaves (``a + b`` hands one gradient to both) or be a view
+        # of another gradient: copy it then, so that distinct leaves never share a .grad buffer.
+        if data.base is not None or id(data) in handed_out:
+            data = data.copy()
+        handed_out[id(data)] = data
+        leaf.grad = Tensor._from_op(data, requires_grad=False)
+    else:
+        xp = backend.get_array_module(data)
+        leaf.grad.data = xp.add(leaf.grad.data, data)
+        handed_out[id(leaf.grad.data)] = leaf.grad.data
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of every leaf they depend on."""
+    from ..tensor import Tensor  # noqa: PLC0415
+
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    grad_tensors = _make_grads(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    run_backward(tensors, grad_tensors, retain_graph, create_graph)
+
+
+def _make_grads(outputs, grad_outputs):
+    from ..tensor import Tensor  # noqa: PLC0415
+
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    grad_outputs = tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(grad_outputs)} gradient(s) for {len(outputs)} output(s)")
+    result = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs, but the output has shape "
+                    f"{tuple(out.shape)}: pass gradient= (a tensor of that shape), or reduce it first "
+                    "(for example .sum())"
+                )
+            xp = backend.get_array_module(out.data)
+            g = Tensor._from_op(xp.ones(out.shape, dtype=out.dtype), requires_grad=False)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradient must be a Tensor, got {type(g).__name__}")
+            if g.shape != out.shape:
+                raise RuntimeError(
+                    f"gradient has shape {tuple(g.shape)} but the output has shape {tuple(out.shape)}"
+                )
+        result.append(g)
+    return tuple(result)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, as a tuple (``torch.autograd.grad``).
+
+    Leaves' ``.grad`` are left untouched. With ``create_graph=True`` the returned gradients carry a
+    graph, so they can be differentiated again. An input the outputs do not depend on raises,
+    unless ``allow_unused=True`` (then its gradient is ``None``).
+    """
+    from ..tensor import Tensor  # noqa: PLC0415
+
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single else tuple(inputs)
+    grad_outputs = _make_grads(outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    capture = {}
+    for pos, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs must be Tensors, got {type(t).__name__} at position {pos}")
+        edge = _edge(t)
+        if edge is None:
+            raise RuntimeError(f"input {pos} (shape {tuple(t.shape)}) does not require grad")
+        capture[edge] = pos
+    # the same tensor may be passed twice: map positions through the edge
+    positions = [capture[_edge(t)] for t in inputs]
+    captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=capture)
+    result = []
+    for pos, t in zip(positions, inputs):
+        g = captured[pos]
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"input {pos} (shape {tuple(t.shape)}) was not used in the graph of the outputs; "
+                "pass allow_unused=True if that is expected"
+            )
+        if g is not None and not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,48 @@
+"""``no_grad`` and ``enable_grad``: switch graph recording off and on (context managers and decorators)."""
+
+from __future__ import annotations
+
+import functools
+
+_state = {"enabled": True}
+
+
+def is_grad_enabled() -> bool:
+    return _state["enabled"]
+
+
+def set_grad_enabled(mode: bool) -> None:
+    _state["enabled"] = bool(mode)
+
+
+class _GradMode:
+    _mode: bool
+
+    def __enter__(self):
+        self._prev = _state["enabled"]
+        _state["enabled"] = self._mode
+        return self
+
+    def __exit__(self, *exc):
+        _state["enabled"] = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Operations inside record no graph: results have ``requires_grad=False``."""
+
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """Re-enable graph recording inside a ``no_grad`` block."""
+
+    _mode = True

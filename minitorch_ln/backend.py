@@ -1,0 +1,266 @@
+"""The CPU/GPU switch: devices, array modules, dtypes and random generators.
+
+Everything above this layer asks here which array module (``numpy`` or ``cupy``) holds an array,
+and never imports CuPy itself. CuPy is imported lazily, the first time a CUDA device is asked for,
+so a CPU-only user never pays for it (and never needs it installed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "Device",
+    "device",
+    "get_array_module",
+    "cupy_or_error",
+    "cuda_is_available",
+    "device_of",
+    "to_device",
+    "as_dtype",
+    "default_float_dtype",
+    "is_floating",
+    "result_dtype",
+    "manual_seed",
+    "generator",
+    "DeviceError",
+]
+
+CUDA_EXTRA_HINT = (
+    "install CuPy with the extra that matches your CUDA toolkit: "
+    "`pip install 'minitorch-ln[cuda12]'` (CUDA 12) or `pip install 'minitorch-ln[cuda13]'` (CUDA 13)"
+)
+
+
+class DeviceError(RuntimeError):
+    """Raised for an unknown device string, a missing CuPy/GPU, or tensors on different devices."""
+
+
+# --------------------------------------------------------------------------------------------
+# Devices
+# --------------------------------------------------------------------------------------------
+
+
+class Device:
+    """A device: ``Device("cpu")``, ``Device("cuda")`` (GPU 0) or ``Device("cuda:1")``.
+
+    Compares equal to its string form, so ``t.device == "cpu"`` works as in PyTorch.
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec: "str | Device" = "cpu"):
+        if isinstance(spec, Device):
+            self.type, self.index = spec.type, spec.index
+            return
+        if not isinstance(spec, str):
+            raise DeviceError(f"expected a device string such as 'cpu' or 'cuda:0', got {spec!r}")
+        kind, _, idx = spec.strip().lower().partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise DeviceError(f"unknown device {spec!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+        if kind == "cpu":
+            if idx not in ("", "0"):
+                raise DeviceError(f"unknown device {spec!r}: the CPU has no index")
+            self.type, self.index = "cpu", None
+        else:
+            if idx and not idx.isdigit():
+                raise DeviceError(f"unknown device {spec!r}: the index after 'cuda:' must be an integer")
+            self.type, self.index = "cuda", int(idx) if idx else 0
+
+    def __str__(self) -> str:
+        return "cpu" if self.type == "cpu" else f"cuda:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except DeviceError:
+                return False
+        return isinstance(other, Device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+CPU = Device("cpu")
+
+
+def device(spec: "str | Device | None") -> Device:
+    """Parse ``spec`` into a :class:`Device` (``None`` means the CPU)."""
+    if spec is None:
+        return CPU
+    return spec if isinstance(spec, Device) else Device(spec)
+
+
+_cupy = None
+
+
+def cupy_or_error():
+    """Return the ``cupy`` module, or raise :class:`DeviceError` naming the extra to install."""
+    global _cupy
+    if _cupy is not None:
+        return _cupy
+    try:
+        import cupy  # noqa: PLC0415 - imported lazily on purpose
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise DeviceError(f"device 'cuda' needs CuPy, which is not installed: {CUDA_EXTRA_HINT}") from exc
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        raise DeviceError(f"CuPy is installed but no usable GPU was found ({exc}); {CUDA_EXTRA_HINT}") from exc
+    if n == 0:  # pragma: no cover - depends on the machine
+        raise DeviceError(f"CuPy is installed but no GPU was found; {CUDA_EXTRA_HINT}")
+    _cupy = cupy
+    return cupy
+
+
+def cuda_is_available() -> bool:
+    """True when CuPy imports and at least one GPU answers. Never raises."""
+    try:
+        cupy_or_error()
+        return True
+    except DeviceError:
+        return False
+
+
+def _is_cupy_array(array) -> bool:
+    # Checked by the type's module name so that the CPU never imports CuPy.
+    return type(array).__module__.startswith("cupy")
+
+
+def get_array_module(*arrays):
+    """``numpy`` or ``cupy``, whichever holds the arrays (``numpy`` for scalars and lists)."""
+    for a in arrays:
+        if _is_cupy_array(a):
+            return cupy_or_error()
+    return np
+
+
+def device_of(array) -> Device:
+    """The device an array lives on."""
+    if _is_cupy_array(array):
+        return Device(f"cuda:{array.device.id}")
+    return CPU
+
+
+def to_device(array, dev: "str | Device"):
+    """Copy ``array`` to ``dev`` (no copy when it is already there)."""
+    dev = device(dev)
+    if dev.type == "cpu":
+        return array.get() if _is_cupy_array(array) else array
+    cp = cupy_or_error()
+    if dev.index >= cp.cuda.runtime.getDeviceCount():
+        raise DeviceError(f"device {dev} does not exist: this machine has {cp.cuda.runtime.getDeviceCount()} GPU(s)")
+    with cp.cuda.Device(dev.index):
+        if _is_cupy_array(array) and array.device.id == dev.index:
+            return array
+        return cp.asarray(array)
+
+
+# --------------------------------------------------------------------------------------------
+# Dtypes
+# --------------------------------------------------------------------------------------------
+
+_DTYPE_NAMES = {
+    "float16": np.float16, "half": np.float16,
+    "float32": np.float32, "float": np.float32,
+    "float64": np.float64, "double": np.float64,
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "long": np.int64,
+    "uint8": np.uint8, "bool": np.bool_,
+}
+_SUPPORTED = {np.dtype(t) for t in _DTYPE_NAMES.values()}
+
+_default_float = np.dtype(np.float32)
+
+
+def default_float_dtype() -> np.dtype:
+    """float32, as in PyTorch."""
+    return _default_float
+
+
+def as_dtype(dtype) -> np.dtype:
+    """Normalise a dtype given as a NumPy dtype, a type or a name (``"float32"``)."""
+    if isinstance(dtype, str):
+        if dtype not in _DTYPE_NAMES:
+            raise TypeError(f"unknown dtype {dtype!r}: expected one of {sorted(_DTYPE_NAMES)}")
+        return np.dtype(_DTYPE_NAMES[dtype])
+    try:
+        d = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"expected a dtype such as float32 or int64, got {dtype!r}") from exc
+    if d not in _SUPPORTED:
+        raise TypeError(f"dtype {d} is not supported: expected one of {sorted(str(s) for s in _SUPPORTED)}")
+    return d
+
+
+def is_floating(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def _category(dtype) -> int:
+    kind = np.dtype(dtype).kind
+    return {"b": 0, "u": 1, "i": 1, "f": 2}[kind]
+
+
+def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool) -> np.dtype:
+    """PyTorch's type promotion for a binary op.
+
+    Operands are ranked by category (bool < integer < float). A Python/NumPy scalar, or a 0-d
+    tensor, only decides the dtype when its category is higher than the other operand's; so a
+    float32 tensor times ``np.sqrt(2)`` (a float64 scalar) stays float32, and an int64 tensor times
+    ``0.5`` gives the default float dtype.
+    """
+    a_dtype, b_dtype = np.dtype(a_dtype), np.dtype(b_dtype)
+    if a_is_scalar == b_is_scalar:
+        return np.result_type(a_dtype, b_dtype)
+    tensor_dt, scalar_dt = (b_dtype, a_dtype) if a_is_scalar else (a_dtype, b_dtype)
+    if _category(scalar_dt) <= _category(tensor_dt):
+        return tensor_dt
+    # the scalar is of a higher category: a float scalar with an int tensor -> default float
+    return _default_float if scalar_dt.kind == "f" else np.result_type(tensor_dt, scalar_dt)
+
+
+# --------------------------------------------------------------------------------------------
+# Random generators: one per device, all reseeded by manual_seed
+# --------------------------------------------------------------------------------------------
+
+_generators: dict = {}
+_seed = None
+
+
+def manual_seed(seed: int) -> None:
+    """Seed every device's generator (as ``torch.manual_seed``)."""
+    global _seed
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
+    _seed = int(seed)
+    _generators.clear()
+
+
+def generator(dev: "str | Device | None" = None):
+    """The random generator of ``dev``: ``numpy.random.Generator`` or ``cupy.random.Generator``."""
+    dev = device(dev)
+    gen = _generators.get(dev)
+    if gen is None:
+        if dev.type == "cpu":
+            gen = np.random.default_rng(_seed)
+        else:
+            cp = cupy_or_error()
+            with cp.cuda.Device(dev.index):
+                gen = cp.random.default_rng(_seed)
+        _generators[dev] = gen
+    return gen
+
+
+def get_rng_state() -> dict:
+    """The CPU generator's state (a JSON-able dict), for checkpoints."""
+    return generator("cpu").bit_generator.state
+
+
+def set_rng_state(state: dict) -> None:
+    """Restore the CPU generator's state saved by :func:`get_rng_state`."""
+    gen = generator("cpu")
+    gen.bit_generator.state = state

@@ -1,0 +1,12 @@
+"""Differentiable ops, one module per family. Each op is a ``Function`` plus the function that applies it."""
+
+from .elementwise import (
+    abs, add, cast, clamp, clone, cos, div, eq, erf, exp, ge, gelu, gt, isfinite, isnan, le, log,
+    logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, relu,
+    rsqrt, sigmoid, sin, sqrt, sub, tanh, to_device, unbroadcast, where,
+)
+from .matmul import matmul
+from .reduction import mean, sum
+from .shape import (
+    broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unsqueeze, view,
+)

@@ -1,0 +1,99 @@
+"""Helpers shared by the op families: operand promotion, broadcasting checks, axis handling."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..tensor import Tensor
+
+
+def is_scalar(x) -> bool:
+    return isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def promote(a, b, op: str):
+    """Turn the operands of a binary op into Tensors of one dtype, as PyTorch promotes them.
+
+    At least one of ``a`` and ``b`` is a Tensor. Python/NumPy scalars and 0-d tensors do not widen a
+    dimensioned tensor of the same category (a float32 tensor times ``np.sqrt(2)`` stays float32).
+    Tensors whose dtype changes are cast with a differentiable ``cast``.
+    """
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_t and b_t and a.dtype == b.dtype:
+        return a, b
+    ref = a if a_t else b
+    if not (a_t or is_scalar(a) or hasattr(a, "shape")) or not (b_t or is_scalar(b) or hasattr(b, "shape")):
+        bad = a if not a_t else b
+        raise TypeError(f"{op}: unsupported operand of type {type(bad).__name__}; expected a Tensor or a number")
+
+    def info(x, is_t):
+        if is_t:
+            return x.dtype, x.ndim == 0
+        arr = np.asarray(x)
+        if arr.ndim == 0:
+            if isinstance(x, bool):
+                return np.dtype(np.bool_), True
+            if isinstance(x, numbers.Integral):
+                return np.dtype(np.int64), True
+            if isinstance(x, numbers.Real) and not isinstance(x, np.generic):
+                return np.dtype(np.float64), True
+            return arr.dtype, True
+        return arr.dtype, False
+
+    (a_dt, a_sc), (b_dt, b_sc) = info(a, a_t), info(b, b_t)
+    dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc)
+    return _operand(a, a_t, dt, ref), _operand(b, b_t, dt, ref)
+
+
+def _operand(x, is_t, dt, ref):
+    from .elementwise import cast  # noqa: PLC0415
+
+    if is_t:
+        return x if x.dtype == dt else cast(x, dt)
+    xp = backend.get_array_module(ref.data)
+    return Tensor._from_op(xp.asarray(x, dtype=dt))
+
+
+def broadcast_shape(a_shape, b_shape, op: str) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(a_shape, b_shape))
+    except ValueError:
+        raise ValueError(
+            f"{op}: shapes {tuple(a_shape)} and {tuple(b_shape)} do not broadcast (trailing dimensions "
+            "must be equal or 1)"
+        ) from None
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple:
+    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+    out = []
+    for d in dims:
+        if not isinstance(d, numbers.Integral):
+            raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {dim!r}")
+        lo = -max(ndim, 1)
+        if not lo <= d < max(ndim, 1):
+            raise IndexError(
+                f"{op}: dimension {d} is out of range for a tensor with {ndim} dimension(s) "
+                f"(expected a value in [{lo}, {max(ndim, 1) - 1}])"
+            )
+        out.append(int(d) % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: dim {dim!r} names an axis twice")
+    return tuple(sorted(out)) if ndim > 0 else ()
+
+
+def normalize_dim(dim, ndim: int, op: str) -> int:
+    if not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}: dim must be an int, got {dim!r}")
+    return normalize_dims(dim, ndim, op)[0] if ndim > 0 else 0
+
+
+def require_float(x: Tensor, op: str) -> None:
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")

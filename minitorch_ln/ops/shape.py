@@ -1,0 +1,195 @@
+"""Shape ops: reshape, broadcasting, transposes, squeezing.
+
+Their backward only moves gradients around: the inverse reshape, the inverse permutation, or a
+sum over the axes a broadcast repeated. Results that are views of their input share its version
+counter, so an in-place change through a view is noticed by the graph.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..backend import get_array_module
+from ..tensor import Tensor
+from ._util import normalize_dim, normalize_dims
+
+
+def _share_version(out: Tensor, x: Tensor) -> Tensor:
+    if out.data.base is not None:
+        out._version = x._version
+    return out
+
+
+def _shape_args(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+# ----------------------------------------------------------------------------------- reshape
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return x.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return reshape(dy, ctx.in_shape), None
+
+
+def _resolve_shape(in_shape, shape, numel, op):
+    shape = tuple(shape)
+    if sum(1 for s in shape if s == -1) > 1:
+        raise ValueError(f"{op}: only one dimension can be -1, got {shape}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise ValueError(f"{op}: invalid size {s} in {shape}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise ValueError(f"{op}: shape {shape} is invalid for an input of shape {tuple(in_shape)} ({numel} elements)")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise ValueError(f"{op}: shape {shape} is invalid for an input of shape {tuple(in_shape)} ({numel} elements)")
+    return shape
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    """``x`` with a new shape of the same number of elements (one size may be -1)."""
+    shape = _resolve_shape(x.shape, _shape_args(shape), x.numel(), "reshape")
+    if shape == x.shape:
+        return x
+    return _share_version(Reshape.apply(x, shape), x)
+
+
+def view(x: Tensor, *shape) -> Tensor:
+    """As :func:`reshape` (NumPy decides whether a copy is needed)."""
+    shape = _resolve_shape(x.shape, _shape_args(shape), x.numel(), "view")
+    return _share_version(Reshape.apply(x, shape), x)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s = normalize_dim(start_dim, x.ndim, "flatten")
+    e = normalize_dim(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    return reshape(x, *x.shape[:s], -1, *x.shape[e + 1 :])
+
+
+# ----------------------------------------------------------------------------------- broadcasting
+
+
+class BroadcastTo(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return get_array_module(x).broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return sum_to(dy, ctx.in_shape), None
+
+
+def broadcast_to(x: Tensor, shape) -> Tensor:
+    shape = tuple(int(s) for s in shape)
+    if x.shape == shape:
+        return x
+    try:
+        np.broadcast_shapes(x.shape, shape)
+        ok = np.broadcast_shapes(x.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"broadcast_to: a tensor of shape {tuple(x.shape)} cannot be broadcast to {shape}")
+    return BroadcastTo.apply(x, shape)
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    """Broadcast to ``sizes``; -1 keeps that dimension's size (as PyTorch)."""
+    sizes = _shape_args(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ValueError(f"expand: {len(sizes)} sizes given for a tensor with {x.ndim} dimensions")
+    shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+    return broadcast_to(x, shape)
+
+
+class SumTo(Function):
+    """Sum a broadcast array back to ``shape``: the adjoint of ``broadcast_to``."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        lead = x.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+        y = x.sum(axis=axes, keepdims=True) if axes else x
+        if lead:
+            y = y.reshape(shape)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        return broadcast_to(dy, ctx.in_shape), None
+
+
+def sum_to(x: Tensor, shape) -> Tensor:
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return SumTo.apply(x, shape)
+
+
+# ----------------------------------------------------------------------------------- axes
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return get_array_module(x).transpose(x, dims)
+
+    @staticmethod
+    def backward(ctx, dy):
+        inverse = tuple(int(i) for i in np.argsort(ctx.dims))
+        return permute(dy, *inverse), None
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    dims = _shape_args(dims)
+    if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+        raise ValueError(f"permute: dims {dims} is not a permutation of the {x.ndim} dimensions of shape {tuple(x.shape)}")
+    dims = tuple(d % x.ndim for d in dims)
+    if dims == tuple(range(x.ndim)):
+        return x
+    return _share_version(Permute.apply(x, dims), x)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    d0, d1 = normalize_dim(dim0, x.ndim, "transpose"), normalize_dim(dim1, x.ndim, "transpose")
+    dims = list(range(x.ndim))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return permute(x, *dims)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    if not isinstance(dim, numbers.Integral) or not -x.ndim - 1 <= dim <= x.ndim:
+        raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor with {x.ndim} dimensions (expected [{-x.ndim - 1}, {x.ndim}])")
+    d = dim % (x.ndim + 1)
+    return reshape(x, *x.shape[:d], 1, *x.shape[d:])
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    """Drop size-1 dimensions (all of them, or those in ``dim`` that have size 1)."""
+    dims = normalize_dims(dim, x.ndim, "squeeze")
+    shape = tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1))
+    return reshape(x, *shape) if shape != x.shape else x

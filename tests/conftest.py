@@ -1,0 +1,42 @@
+"""Shared fixtures: Hypothesis profiles, the device parameter, seeded generators."""
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+import minitorch_ln as mt
+
+# CI: a bounded number of examples and no deadline (timings on a shared 2-core machine vary).
+settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+
+
+def pytest_collection_modifyitems(config, items):
+    if mt.cuda_is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a GPU (install minitorch-ln[cuda12] or [cuda13])")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Every test that takes ``device`` runs on the CPU and, where a GPU is usable, on CUDA."""
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    mt.manual_seed(0)
+    yield
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

@@ -1,0 +1,214 @@
+"""The engine: graph recording, accumulation, iterative order, errors, hooks, higher orders, gradcheck."""
+
+import numpy as np
+import pytest
+
+import minitorch_ln as mt
+from minitorch_ln.autograd import Function, GradcheckError, grad, gradcheck, gradgradcheck, no_grad, enable_grad
+
+from helpers import t64
+
+
+def test_tensor_used_twice_gets_sum_of_gradients():
+    x = t64([1.0, 2.0, 3.0])
+    y = x * x + x  # dy/dx = 2x + 1
+    y.backward(mt.tensor([1.0, 1.0, 1.0], dtype="float64"))
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 5.0, 7.0])
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = t64([2.0])
+    (x * 3).sum().backward()
+    (x * 4).sum().backward()
+    assert x.grad.item() == 7.0
+
+
+def test_distinct_leaves_never_share_grad_buffers():
+    a, b = t64([1.0, 2.0]), t64([3.0, 4.0])
+    (a + b).sum().backward()
+    a.grad.zero_()
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 1.0])
+
+
+def test_chain_of_100000_ops_has_no_recursion_error():
+    x = t64([1.0])
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.item() == 1.0
+
+
+def test_backward_on_non_scalar_needs_gradient():
+    x = t64([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="only for scalar outputs.*shape \\(2,\\)"):
+        (x * 2).backward()
+
+
+def test_second_backward_through_freed_graph_raises():
+    x = t64([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = t64([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])  # 2 * 2x
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = t64([1.0])
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad.*in-place"):
+        x.add_(1.0)
+    with no_grad():
+        x.add_(1.0)
+    assert x.item() == 2.0
+
+
+def test_inplace_change_of_saved_tensor_raises():
+    x = t64([1.0, 2.0])
+    y = x * 1.0
+    z = (y * y).sum()  # saves y
+    y.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.backward()
+
+
+def test_inplace_on_nonleaf_is_differentiated():
+    x = t64([1.0, 2.0])
+    y = x * 3.0
+    y.add_(x)  # y = 4x
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
+
+
+def test_integer_tensor_cannot_require_grad():
+    with pytest.raises(RuntimeError, match="floating point.*int64"):
+        mt.tensor([1, 2], requires_grad=True)
+
+
+def test_no_grad_and_enable_grad():
+    x = t64([1.0])
+    with no_grad():
+        y = x * 2
+        with enable_grad():
+            z = x * 2
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad
+
+    @no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+
+
+def test_autograd_grad_does_not_touch_leaves_and_supports_higher_order():
+    x = t64([0.5, -1.0])
+    y = (x**3).sum()
+    (g,) = grad(y, x, create_graph=True)  # 3x^2
+    np.testing.assert_allclose(g.detach().numpy(), 3 * np.array([0.25, 1.0]))
+    (g2,) = grad(g.sum(), x, create_graph=True)  # 6x
+    np.testing.assert_allclose(g2.detach().numpy(), [3.0, -6.0])
+    (g3,) = grad(g2.sum(), x)  # 6
+    np.testing.assert_allclose(g3.numpy(), [6.0, 6.0])
+    assert x.grad is None
+
+
+def test_grad_unused_input():
+    x, z = t64([1.0]), t64([2.0])
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="not used"):
+        grad(y, [x, z], retain_graph=True)
+    gx, gz = grad(y, [x, z], allow_unused=True)
+    assert gz is None and gx.item() == 2.0
+
+
+def test_hooks_and_retain_grad():
+    x = t64([1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(g.numpy().copy()))
+    x.register_hook(lambda g: g * 10)  # replaces the leaf's incoming grad
+    (y * y).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [4.0, 8.0])  # 2y
+    np.testing.assert_allclose(seen[0], [4.0, 8.0])
+    np.testing.assert_allclose(x.grad.numpy(), [80.0, 160.0])  # 10 * 2 * 2y
+
+
+def test_mixed_devices_error_names_both(monkeypatch):
+    # Without a GPU we fake a second device to check the message of Function.apply.
+    from minitorch_ln import backend
+
+    a, b = mt.tensor([1.0]), mt.tensor([2.0])
+    real = backend.device_of
+    monkeypatch.setattr(backend, "device_of", lambda arr: backend.Device("cuda:0") if arr is b.data else real(arr))
+    with pytest.raises(RuntimeError, match="cpu and cuda:0"):
+        a * b
+
+
+class WrongCube(Function):
+    """x**3 with a deliberately wrong backward (2x² instead of 3x²)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return dy * 2 * x * x
+
+
+class RightCube(WrongCube):
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return dy * 3 * x * x
+
+
+def test_gradcheck_catches_wrong_backward_and_names_element():
+    x = t64([[0.5, -1.0], [2.0, 1.5]])
+    assert gradcheck(RightCube.apply, (x,))
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(WrongCube.apply, (x,))
+    msg = str(info.value)
+    assert "input 0" in msg and "analytical" in msg and "numerical" in msg
+    # the worst element is where 3x² - 2x² = x² is largest: x = 2.0 at (1, 0), derivative 12 vs 8
+    w = info.value.worst[0]
+    assert w["input_index"] == (1, 0)
+    assert w["analytical"] == pytest.approx(8.0) and w["numerical"] == pytest.approx(12.0, rel=1e-6)
+    assert not gradcheck(WrongCube.apply, (x,), raise_exception=False)
+    with pytest.raises(GradcheckError, match="fast-mode"):
+        gradcheck(WrongCube.apply, (x,), fast_mode=True)
+
+
+def test_gradgradcheck_catches_wrong_double_backward():
+    class ConstBackward(Function):  # backward right at first order but saved as a constant
+        @staticmethod
+        def forward(ctx, x):
+            ctx.deriv = 3 * x * x
+            return x**3
+
+        @staticmethod
+        def backward(ctx, dy):
+            return dy * mt.tensor(ctx.deriv)
+
+    x = t64([0.5, -1.0, 2.0])
+    assert gradcheck(ConstBackward.apply, (x,))
+    with pytest.raises(GradcheckError):
+        gradgradcheck(ConstBackward.apply, (x,))
+    assert gradgradcheck(RightCube.apply, (x,))
+
+
+def test_gradcheck_warns_for_float32():
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="not float64"):
+        gradcheck(lambda t: t * 2, (x,), eps=1e-2, atol=1e-2, rtol=1e-2)
