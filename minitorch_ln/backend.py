@@ -264,3 +264,22 @@ def set_rng_state(state: dict) -> None:
     """Restore the CPU generator's state saved by :func:`get_rng_state`."""
     gen = generator("cpu")
     gen.bit_generator.state = state
+
+
+# --------------------------------------------------------------------------------------------
+# Scatter-add: the one helper every backward that gathers (indexing, embedding) uses
+# --------------------------------------------------------------------------------------------
+
+
+def scatter_add(target, indices, values) -> None:
+    """``target[indices] += values`` in place, summing over repeated indices (NumPy and CuPy).
+
+    Plain ``target[indices] += values`` would keep only one of several writes to the same place,
+    which is wrong for a gradient: a row used twice must get both contributions.
+    """
+    if _is_cupy_array(target):  # pragma: no cover - needs a GPU
+        import cupyx  # noqa: PLC0415
+
+        cupyx.scatter_add(target, indices, values)
+    else:
+        np.add.at(target, indices, values)
