@@ -11,7 +11,7 @@ import minitorch_ln as mt
 # CI: a bounded number of examples and no deadline (timings on a shared 2-core machine vary).
 settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
