@@ -13,12 +13,13 @@
 from __future__ import annotations
 
 from .. import backend
+from . import function as _function
 from .function import AccumulateGrad, _anomaly, _edge
 from .grad_mode import set_grad_enabled, is_grad_enabled
 
 
 def _as_grad_tensor(g, like_meta):
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = _function.Tensor
 
     if isinstance(g, Tensor):
         return g
@@ -27,7 +28,7 @@ def _as_grad_tensor(g, like_meta):
 
 
 def _zeros(meta):
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = _function.Tensor
 
     shape, dtype, dev = meta
     xp = backend.cupy_or_error() if dev.type == "cuda" else __import__("numpy")
@@ -149,7 +150,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
 
 
 def _accumulate(leaf, g, create_graph, handed_out):
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = _function.Tensor
 
     if create_graph:
         leaf.grad = g if leaf.grad is None else leaf.grad + g
@@ -170,7 +171,7 @@ def _accumulate(leaf, g, create_graph, handed_out):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of every leaf they depend on."""
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = _function.Tensor
 
     tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
     grad_tensors = _make_grads(tensors, grad_tensors)
@@ -180,7 +181,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
 
 
 def _make_grads(outputs, grad_outputs):
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = _function.Tensor
 
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
@@ -218,7 +219,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     graph, so they can be differentiated again. An input the outputs do not depend on raises,
     unless ``allow_unused=True`` (then its gradient is ``None``).
     """
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = _function.Tensor
 
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single = isinstance(inputs, Tensor)

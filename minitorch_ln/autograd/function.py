@@ -28,9 +28,19 @@ version is recorded: an in-place change before backward raises instead of giving
 
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled, no_grad
+import numpy as np
+
+from .. import backend
+from .grad_mode import _state as _grad_state
 
 _anomaly = {"enabled": False}
+
+# Set by minitorch_ln.tensor once the class exists (tensor.py imports this module, not the reverse).
+Tensor = None
+
+
+def _device(array):
+    return backend.CPU if type(array) is np.ndarray else backend.device_of(array)
 
 
 class Node:
@@ -138,25 +148,39 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor  # noqa: PLC0415 - the tensor module imports this one
-
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        if len(tensors) > 1:
-            dev = tensors[0].device
-            for t in tensors[1:]:
-                if t.device != dev:
-                    raise RuntimeError(
-                        f"{cls.__name__}: expected all tensors on the same device, but found tensors on "
-                        f"{dev} and {t.device}; move them with .to(device) first"
-                    )
-        raw = [a.data if isinstance(a, Tensor) else a for a in args]
+        # This runs for every op, forward and backward, so it avoids needless work: one pass over
+        # the arguments, and the detailed device check only when the array types differ or live
+        # on a GPU (0-d tensors are scalars and may come from the CPU, as in PyTorch).
+        raw, needs = [], []
+        any_needs, array_type, check_devices = False, None, False
+        for a in args:
+            if isinstance(a, Tensor):
+                d = a.data
+                raw.append(d)
+                needs.append(a._requires_grad)
+                any_needs = any_needs or a._requires_grad
+                if d.ndim:
+                    t = type(d)
+                    if array_type is None:
+                        array_type = t
+                        check_devices = t is not np.ndarray
+                    elif t is not array_type:
+                        check_devices = True
+            else:
+                raw.append(a)
+                needs.append(False)
+        if check_devices:
+            _check_same_device(cls, args)
         ctx = Node(cls)
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        record = is_grad_enabled() and any(needs)
-        ctx.needs_input_grad = needs
+        ctx.needs_input_grad = tuple(needs)
+        grad_mode = _grad_state["enabled"]
+        record = any_needs and grad_mode
 
-        with no_grad():
+        _grad_state["enabled"] = False  # forward works on raw arrays: nothing inside records
+        try:
             out = cls.forward(ctx, *raw, **kwargs)
+        finally:
+            _grad_state["enabled"] = grad_mode
 
         multiple = isinstance(out, tuple)
         outs = out if multiple else (out,)
@@ -164,7 +188,7 @@ class Function:
 
         if record:
             ctx.next_edges = tuple(_edge(a) if isinstance(a, Tensor) else None for a in args)
-            ctx.outputs_meta = tuple((r.shape, r.dtype, r.device) for r in results)
+            ctx.outputs_meta = tuple((r.data.shape, r.data.dtype, _device(r.data)) for r in results)
             for i, r in enumerate(results):
                 r.grad_fn = ctx
                 r._output_nr = i
@@ -179,10 +203,18 @@ class Function:
         return results if multiple else results[0]
 
 
+def _check_same_device(cls, args):
+    devices = [a.device for a in args if isinstance(a, Tensor) and a.data.ndim]
+    for d in devices[1:]:
+        if d != devices[0]:
+            raise RuntimeError(
+                f"{cls.__name__}: expected all tensors on the same device, but found tensors on "
+                f"{devices[0]} and {d}; move them with .to(device) first"
+            )
+
+
 def _resolve_saved(item, args, raw, results):
     """Map a saved array to the input/output Tensor that holds it (keeping its history)."""
-    from ..tensor import Tensor  # noqa: PLC0415
-
     if item is None:
         return (None, 0)
     if isinstance(item, Tensor):

@@ -22,8 +22,14 @@ def promote(a, b, op: str):
     Tensors whose dtype changes are cast with a differentiable ``cast``.
     """
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if a_t and b_t and a.dtype == b.dtype:
+    if a_t and b_t and a.data.dtype == b.data.dtype:
         return a, b
+    # Fast path for the most common case, a float tensor with a Python number: the number takes
+    # the tensor's dtype (a NumPy scalar, which CuPy also accepts as an operand).
+    if a_t and type(b) in (float, int) and a.data.dtype.kind == "f":
+        return a, Tensor._from_op(a.data.dtype.type(b))
+    if b_t and type(a) in (float, int) and b.data.dtype.kind == "f":
+        return Tensor._from_op(b.data.dtype.type(a)), b
     ref = a if a_t else b
     if not (a_t or is_scalar(a) or hasattr(a, "shape")) or not (b_t or is_scalar(b) or hasattr(b, "shape")):
         bad = a if not a_t else b
@@ -58,6 +64,10 @@ def _operand(x, is_t, dt, ref):
 
 
 def broadcast_shape(a_shape, b_shape, op: str) -> tuple:
+    if a_shape == b_shape or not b_shape:
+        return a_shape
+    if not a_shape:
+        return b_shape
     try:
         return tuple(np.broadcast_shapes(a_shape, b_shape))
     except ValueError:
