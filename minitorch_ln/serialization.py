@@ -101,7 +101,7 @@ def _to_numpy(name, value) -> np.ndarray:
             f"cannot save {name!r}: expected a Tensor or an array, got {type(value).__name__}"
         )
     arr = backend.to_device(value, "cpu")
-    arr = np.ascontiguousarray(arr)
+    arr = np.asarray(arr, order="C")  # not ascontiguousarray, which turns a 0-d array into shape (1,)
     if arr.dtype.kind not in "biuf":
         raise SerializationError(f"cannot save {name!r}: dtype {arr.dtype} is not a number type safetensors stores")
     return arr
