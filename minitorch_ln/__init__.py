@@ -8,6 +8,7 @@ from . import autograd, backend, ops
 from .autograd import enable_grad, no_grad
 from .backend import Device, cuda_is_available, device, manual_seed
 from .ops import *  # noqa: F401,F403 - the op functions are the package's public functions
+from .serialization import load, save
 from .tensor import (
     Tensor, arange, empty, empty_like, eye, full, full_like, ones, ones_like, rand, rand_like, randint,
     randn, randn_like, tensor, zeros, zeros_like,
