@@ -195,7 +195,7 @@ class Function:
             if _anomaly["enabled"]:
                 from .anomaly import record_creation  # noqa: PLC0415
 
-                record_creation(ctx, args)
+                record_creation(ctx, args, results)
         if ctx._to_save is not None:
             if record:
                 ctx._saved = [_resolve_saved(item, args, raw, results) for item in ctx._to_save]
