@@ -5,8 +5,14 @@ from .elementwise import (
     logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, relu,
     rsqrt, sigmoid, sin, sqrt, sub, tanh, to_device, unbroadcast, where,
 )
+from .dropout import dropout
+from .embedding import embedding
+from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
 from .matmul import matmul
-from .reduction import mean, sum
+from .reduction import (
+    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
+)
 from .shape import (
     broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unsqueeze, view,
 )
+from .softmax import cross_entropy, log_softmax, mse_loss, nll_loss, softmax

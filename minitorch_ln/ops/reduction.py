@@ -6,9 +6,16 @@ them with size 1 first when ``keepdim=False``).
 
 from __future__ import annotations
 
+import builtins
+import numbers
+from collections import namedtuple
+
+import numpy as np
+
 from ..autograd.function import Function
+from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import normalize_dims
+from ._util import normalize_dim, normalize_dims, require_float
 from .shape import broadcast_to, reshape
 
 
@@ -45,3 +52,279 @@ def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     for a in axes:
         n *= x.shape[a]
     return sum(x, dim, keepdim) * (1.0 / n) if n else sum(x, dim, keepdim) * float("nan")
+
+
+# ==================================================================================================
+# var, std
+# ==================================================================================================
+
+
+def _correction(unbiased, correction, op) -> float:
+    if unbiased is not None and correction is not None:
+        raise ValueError(f"{op}: give either unbiased or correction, not both")
+    if correction is not None:
+        return float(correction)
+    if unbiased is None:
+        return 1.0
+    if not isinstance(unbiased, bool):
+        raise TypeError(f"{op}: unbiased must be a bool, got {unbiased!r} (did you mean dim=?)")
+    return 1.0 if unbiased else 0.0
+
+
+def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Variance ``Σ (x - mean)² / max(0, N - correction)`` over ``dim`` (``torch.var``).
+
+    ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0. With no degrees
+    of freedom left (``N <= correction``) the result is NaN (or inf), as PyTorch.
+
+    Raises:
+        TypeError: integer input. IndexError: ``dim`` out of range. ValueError: both
+            ``unbiased`` and ``correction`` given.
+    """
+    require_float(x, "var")
+    c = _correction(unbiased, correction, "var")
+    axes = normalize_dims(dim, x.ndim, "var")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    centered = x - mean(x, axes, keepdim=True)  # (..., N, ...)
+    sq_sum = sum(centered * centered, axes, keepdim)
+    dof = n - c
+    return sq_sum * (1.0 / dof if dof > 0 else float("inf"))
+
+
+class _SqrtOfVar(Function):
+    """``sqrt(v)`` whose gradient is 0 where ``v = 0`` (PyTorch's ``std_backward``), not inf·0 = NaN."""
+
+    @staticmethod
+    def forward(ctx, v):
+        y = get_array_module(v).sqrt(v)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        from .elementwise import where  # noqa: PLC0415
+
+        (y,) = ctx.saved_tensors
+        zero = y == 0
+        return where(zero, 0.0, dy / (2.0 * where(zero, 1.0, y)))
+
+
+def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
+    require_float(x, "std")
+    return _SqrtOfVar.apply(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+# ==================================================================================================
+# max, min, amax, amin, logsumexp
+# ==================================================================================================
+
+
+class AMax(Function):
+    """Maximum over ``axes``; the gradient is split evenly among tied maxima (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        y = x.max(axis=axes, keepdims=True)  # (..., 1, ...)
+        ties = (x == y).astype(x.dtype)
+        ctx.share = ties / ties.sum(axis=axes, keepdims=True)  # (*x.shape)
+        ctx.in_shape, ctx.axes = x.shape, axes
+        return y if keepdim else y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+
+    @staticmethod
+    def backward(ctx, dy):
+        dy = reshape(dy, _keepdim_shape(ctx.in_shape, ctx.axes))
+        return broadcast_to(dy, ctx.in_shape) * Tensor._from_op(ctx.share), None, None
+
+
+def _check_nonempty(x, axes, op):
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        raise IndexError(f"{op}: cannot reduce over an empty dimension of shape {tuple(x.shape)}")
+
+
+def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
+    axes = normalize_dims(dim, x.ndim, "amax")
+    _check_nonempty(x, axes, "amax")
+    if x.dtype.kind != "f":
+        return Tensor._from_op(x.data.max(axis=axes, keepdims=keepdim))
+    return AMax.apply(x, axes, keepdim)
+
+
+def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim``, as ``-amax(-x)`` (the same tie rule)."""
+    if x.dtype.kind != "f":
+        axes = normalize_dims(dim, x.ndim, "amin")
+        _check_nonempty(x, axes, "amin")
+        return Tensor._from_op(x.data.min(axis=axes, keepdims=keepdim))
+    return -amax(-x, dim, keepdim)
+
+
+MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
+TopkResult = namedtuple("topk", ["values", "indices"])
+
+
+def _along(xp, idx, axis, shape):
+    """The advanced index that reads ``take_along_axis(x, idx, axis)`` as ``x[index]`` (differentiable via getitem)."""
+    index = []
+    for d in range(len(shape)):
+        if d == axis:
+            index.append(idx)
+        else:
+            view = [1] * len(shape)
+            view[d] = shape[d] if d != axis else 1
+            index.append(xp.arange(idx.shape[d]).reshape(view))
+    return tuple(index)
+
+
+def _select(x: Tensor, idx, axis: int, keepdim: bool) -> Tensor:
+    """``x`` at ``idx`` (int64, ``x``'s shape but ``k`` along ``axis``): values with the gradient routed to them."""
+    from .indexing import GetItem  # noqa: PLC0415
+
+    xp = get_array_module(x.data)
+    values = GetItem.apply(x, _along(xp, idx, axis, idx.shape), False)
+    return values if keepdim else reshape(values, tuple(s for i, s in enumerate(values.shape) if i != axis))
+
+
+def _max_min(x, dim, keepdim, largest, op):
+    from .elementwise import maximum, minimum  # noqa: PLC0415
+
+    if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
+        return maximum(x, dim) if largest else minimum(x, dim)
+    if dim is None:
+        return amax(x) if largest else amin(x)
+    axis = normalize_dim(dim, x.ndim, op)
+    _check_nonempty(x, (axis,) if x.ndim else (), op)
+    xp = get_array_module(x.data)
+    if x.ndim == 0:
+        idx = xp.zeros((), dtype="int64")
+        return (MaxResult if largest else MinResult)(x, Tensor._from_op(idx))
+    idx = (xp.argmax if largest else xp.argmin)(x.data, axis=axis)  # first of tied maxima
+    idx = xp.expand_dims(idx, axis).astype("int64")  # (..., 1, ...)
+    values = _select(x, idx, axis, keepdim) if x.dtype.kind == "f" else Tensor._from_op(
+        xp.take_along_axis(x.data, idx, axis) if keepdim else xp.take_along_axis(x.data, idx, axis).squeeze(axis))
+    indices = Tensor._from_op(idx if keepdim else idx.squeeze(axis))
+    return (MaxResult if largest else MinResult)(values, indices)
+
+
+def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+    """``max(x)``: the 0-d maximum (gradient shared among ties); ``max(x, dim)``: ``(values, indices)``.
+
+    With ``dim`` the result is a namedtuple like ``torch.return_types.max``; the gradient goes to
+    the returned index (the first of tied maxima). ``max(x, other_tensor)`` is :func:`maximum`.
+
+    Raises:
+        IndexError: ``dim`` out of range or an empty dimension.
+    """
+    return _max_min(x, dim, keepdim, True, "max")
+
+
+def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+    """As :func:`max`, for the minimum."""
+    return _max_min(x, dim, keepdim, False, "min")
+
+
+def _arg(x, dim, keepdim, largest, op):
+    xp = get_array_module(x.data)
+    fn = xp.argmax if largest else xp.argmin
+    if dim is None:
+        _check_nonempty(x, tuple(range(x.ndim)), op)
+        idx = fn(x.data.reshape(-1)).astype("int64")
+        return Tensor._from_op(idx.reshape((1,) * x.ndim) if keepdim else idx)
+    axis = normalize_dim(dim, x.ndim, op)
+    _check_nonempty(x, (axis,) if x.ndim else (), op)
+    if x.ndim == 0:
+        return Tensor._from_op(xp.zeros((), dtype="int64"))
+    return Tensor._from_op(fn(x.data, axis=axis, keepdims=keepdim).astype("int64"))
+
+
+def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index (int64) of the maximum over ``dim``, or in the flattened tensor when ``dim`` is None; first of ties."""
+    return _arg(x, dim, keepdim, True, "argmax")
+
+
+def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index (int64) of the minimum; as :func:`argmax`."""
+    return _arg(x, dim, keepdim, False, "argmin")
+
+
+class LogSumExp(Function):
+    """``m + log Σ exp(x - m)`` with ``m`` the maximum; its gradient is ``softmax(x) = exp(x - y)``."""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        xp = get_array_module(x)
+        m = x.max(axis=axes, keepdims=True)  # (..., 1, ...)
+        m = xp.where(xp.isinf(m), 0, m).astype(x.dtype, copy=False)  # all ±inf rows: shift by 0 (as PyTorch)
+        with np.errstate(divide="ignore"):
+            y = m + xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True))
+        y = y.astype(x.dtype, copy=False)
+        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        if not keepdim:
+            y = y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        from .elementwise import exp  # noqa: PLC0415
+
+        x, y = ctx.saved_tensors
+        shape = _keepdim_shape(ctx.in_shape, ctx.axes)
+        return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
+
+
+def logsumexp(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``).
+
+    Raises TypeError for integer input and IndexError for ``dim`` out of range.
+    """
+    require_float(x, "logsumexp")
+    axes = normalize_dims(dim, x.ndim, "logsumexp")
+    return LogSumExp.apply(x, axes, keepdim)
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices: ``(values, indices)``.
+
+    Values come in descending order for ``largest`` (ascending otherwise); ties keep the lower index
+    first. The gradient goes to the selected elements.
+
+    Raises:
+        ValueError: ``k`` outside ``[0, size of dim]``. IndexError: ``dim`` out of range.
+    """
+    axis = normalize_dim(dim, x.ndim, "topk")
+    n = x.shape[axis] if x.ndim else 1
+    if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
+        raise ValueError(f"topk: k={k!r} is out of range for dimension {axis} of size {n}")
+    xp = get_array_module(x.data)
+    if x.ndim == 0:
+        if k != 1:
+            raise ValueError(f"topk: a 0-d tensor has one element, so k must be 1, got {k}")
+        return TopkResult(x, Tensor._from_op(xp.zeros((), dtype="int64")))
+    key = x.data
+    if largest:
+        key = -key if x.dtype.kind == "f" else xp.negative(key.astype("int64"))
+    kw = {"kind": "stable"} if xp is np else {}
+    order = xp.argsort(key, axis=axis, **kw)
+    idx = xp.take(order, xp.arange(k), axis=axis).astype("int64")  # (..., k, ...)
+    if x.dtype.kind == "f":
+        values = _select(x, idx, axis, keepdim=True)
+    else:
+        values = Tensor._from_op(xp.take_along_axis(x.data, idx, axis))
+    return TopkResult(values, Tensor._from_op(idx))
+
+
+def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True where any element over ``dim`` is non-zero (bool, no gradient)."""
+    axes = normalize_dims(dim, x.ndim, "any")
+    return Tensor._from_op(get_array_module(x.data).any(x.data, axis=axes, keepdims=keepdim))
+
+
+def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True where every element over ``dim`` is non-zero (bool, no gradient)."""
+    axes = normalize_dims(dim, x.ndim, "all")
+    return Tensor._from_op(get_array_module(x.data).all(x.data, axis=axes, keepdims=keepdim))

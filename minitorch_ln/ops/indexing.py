@@ -1,0 +1,392 @@
+"""Indexing and joining: ``x[index]``, ``x[index] = v``, ``cat``, ``stack``, ``split``, ``chunk``, ``triu``, ``tril``.
+
+``x[index]`` gathers; its backward is the adjoint, a scatter-*add* into zeros of ``x``'s shape, so
+an element picked twice (``x[[0, 0]]``) receives both gradients (``backend.scatter_add``; a plain
+``dx[index] = dy`` would keep only one). Basic indexing (ints, slices, ``None``, ``...``) returns a
+view that shares ``x``'s version counter, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..backend import get_array_module
+from ..tensor import Tensor
+from ._util import normalize_dim, promote
+
+# ==================================================================================================
+# x[index]
+# ==================================================================================================
+
+
+def _normalize_index(x: Tensor, index):
+    """``index`` as a tuple NumPy/CuPy accept, with bounds checked and bool masks made integer.
+
+    Returns ``(index_tuple, is_basic)``. Raises IndexError (too many indices, out of range, mask of
+    the wrong shape) and TypeError (unsupported index types) with what was expected and what came.
+    """
+    xp = get_array_module(x.data)
+    items = index if isinstance(index, tuple) else (index,)
+    conv = []
+    for it in items:
+        if isinstance(it, Tensor):
+            it = it.data
+        elif isinstance(it, list):
+            it = xp.asarray(it)
+            if it.size == 0:
+                it = it.astype(np.int64)
+        elif isinstance(it, np.ndarray) and xp is not np:
+            it = xp.asarray(it)
+        if it is None or it is Ellipsis or isinstance(it, slice):
+            conv.append(it)
+        elif isinstance(it, (bool, np.bool_)):
+            conv.append(xp.asarray(bool(it)))
+        elif isinstance(it, numbers.Integral):
+            conv.append(int(it))
+        elif hasattr(it, "dtype") and hasattr(it, "shape"):
+            if it.dtype.kind == "b":
+                conv.append(it)
+            elif it.dtype.kind in "iu":
+                conv.append(int(it) if it.ndim == 0 else it)
+            else:
+                raise IndexError(f"tensors used as indices must be integer or bool, got dtype {it.dtype}")
+        else:
+            raise TypeError(
+                f"unsupported index {it!r} of type {type(it).__name__}: expected an int, a slice, None, "
+                "..., or an integer/bool tensor or list"
+            )
+    if sum(1 for it in conv if it is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+
+    def consumed(it):
+        if it is None or it is Ellipsis:
+            return 0
+        if hasattr(it, "dtype") and it.dtype.kind == "b":
+            return it.ndim
+        return 1
+
+    used = sum(consumed(it) for it in conv)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for a tensor of dimension {x.ndim} (shape {tuple(x.shape)}): got {used}")
+    if any(c is Ellipsis for c in conv):
+        pos = next(i for i, c in enumerate(conv) if c is Ellipsis)
+        conv = conv[:pos] + [slice(None)] * (x.ndim - used) + conv[pos + 1 :]
+    # check bounds and replace bool masks by the integer indices of their True entries
+    out, dim, basic = [], 0, True
+    for it in conv:
+        if it is None:
+            out.append(None)
+            continue
+        if isinstance(it, slice):
+            out.append(it)
+            dim += 1
+            continue
+        if isinstance(it, int):
+            size = x.shape[dim]
+            if not -size <= it < size:
+                raise IndexError(f"index {it} is out of bounds for dimension {dim} with size {size}")
+            out.append(it)
+            dim += 1
+            continue
+        basic = False
+        if it.dtype.kind == "b":
+            want = x.shape[dim : dim + it.ndim]
+            if it.ndim == 0:
+                out.append(it)  # x[True] adds an axis of size 1, x[False] one of size 0
+                continue
+            if tuple(it.shape) != tuple(want):
+                raise IndexError(
+                    f"the boolean mask of shape {tuple(it.shape)} does not match the indexed dimensions "
+                    f"{tuple(want)} of the tensor of shape {tuple(x.shape)} (starting at dimension {dim})"
+                )
+            out.extend(it.nonzero())
+            dim += it.ndim
+            continue
+        size = x.shape[dim]
+        if it.size:
+            lo, hi = int(it.min()), int(it.max())
+            bad = lo if lo < -size else hi if hi >= size else None
+            if bad is not None:
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        out.append(it)
+        dim += 1
+    return tuple(out), basic
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx, x, index, basic):
+        ctx.in_shape, ctx.index, ctx.basic = x.shape, index, basic
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, dy):
+        return IndexBackward.apply(dy, ctx.in_shape, ctx.index, ctx.basic), None, None
+
+
+class IndexBackward(Function):
+    """The adjoint of ``x[index]``: zeros of ``x``'s shape with ``dy`` scatter-added at ``index``."""
+
+    @staticmethod
+    def forward(ctx, dy, in_shape, index, basic):
+        xp = get_array_module(dy)
+        ctx.index, ctx.basic = index, basic
+        dx = xp.zeros(in_shape, dtype=dy.dtype)  # (*in_shape)
+        if basic:
+            dx[index] = dy  # ints and slices never pick an element twice
+        else:
+            backend.scatter_add(dx, index, dy)
+        return dx
+
+    @staticmethod
+    def backward(ctx, ddx):
+        return GetItem.apply(ddx, ctx.index, ctx.basic), None, None, None
+
+
+def getitem(x: Tensor, index) -> Tensor:
+    """``x[index]`` with ints, slices, ``None``, ``...``, integer arrays/lists/Tensors and bool masks.
+
+    Basic indexing (no arrays) returns a view sharing ``x``'s version counter. The backward
+    scatter-adds, so repeated indices receive the sum of their gradients.
+
+    Raises:
+        IndexError: an index out of range (naming it, the dimension and its size), too many
+            indices, or a bool mask whose shape does not match the dimensions it indexes.
+        TypeError: an index of an unsupported type (float, string, ...).
+    """
+    index, basic = _normalize_index(x, index)
+    out = GetItem.apply(x, index, basic)
+    if basic and out.data.base is not None:
+        out._version = x._version
+    return out
+
+
+# ==================================================================================================
+# x[index] = value
+# ==================================================================================================
+
+
+class SetItem(Function):
+    """``y = x`` with ``y[index] = value``: ``dx = dy`` zeroed at ``index``, ``dvalue = dy[index]`` summed to its shape."""
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        xp = get_array_module(x)
+        ctx.index, ctx.value_shape = index, value.shape
+        y = x.copy()
+        y[index] = value
+        mask = xp.zeros(x.shape, dtype=bool)  # (*x.shape), True where overwritten
+        mask[index] = True
+        ctx.mask = mask
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        from .elementwise import masked_fill, unbroadcast  # noqa: PLC0415
+
+        dx = masked_fill(dy, Tensor._from_op(ctx.mask), 0.0) if ctx.needs_input_grad[0] else None
+        dvalue = unbroadcast(GetItem.apply(dy, ctx.index, False), ctx.value_shape) if ctx.needs_input_grad[1] else None
+        return dx, dvalue, None
+
+
+def setitem_(x: Tensor, index, value) -> Tensor:
+    """``x[index] = value`` in place (``Tensor.__setitem__``), recorded in the graph.
+
+    ``value`` (a number or a Tensor) broadcasts to ``x[index]`` and is cast to ``x``'s dtype. When
+    ``x`` is a view of another tensor, the data of that base changes too (and its version counter),
+    but only ``x``'s graph records the write.
+
+    Raises:
+        RuntimeError: ``x`` is a leaf that requires grad (outside ``no_grad``).
+        ValueError: ``value`` does not broadcast to the shape of ``x[index]``.
+        IndexError, TypeError: as :func:`getitem`.
+    """
+    from .elementwise import cast  # noqa: PLC0415
+
+    idx, _ = _normalize_index(x, index)
+    xp = get_array_module(x.data)
+    if isinstance(value, Tensor):
+        value = cast(value, x.dtype)
+    else:
+        value = Tensor._from_op(xp.asarray(value, dtype=x.dtype))
+    target_shape = x.data[idx].shape
+    try:
+        ok = np.broadcast_shapes(value.shape, target_shape) == tuple(target_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"setitem: a value of shape {tuple(value.shape)} cannot be broadcast to the indexed shape "
+            f"{tuple(target_shape)}"
+        )
+    if not (is_grad_enabled() and (x.requires_grad or value.requires_grad)):
+        x._check_inplace("setitem")
+        x.data[idx] = value.data
+        x._version[0] += 1
+        return x
+    return x._inplace("setitem", lambda s: SetItem.apply(s, value, idx))
+
+
+# ==================================================================================================
+# cat, stack, split, chunk
+# ==================================================================================================
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.sizes, ctx.dim = [a.shape[dim] for a in arrays], dim
+        return get_array_module(*arrays).concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return tuple(Split.apply(dy, ctx.sizes, ctx.dim))
+
+
+def _same_dtype(tensors, op):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected a sequence of Tensors, got {type(t).__name__} at position {i}")
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype != dt:
+            dt = promote(Tensor._from_op(np.zeros((1,), dt)), Tensor._from_op(np.zeros((1,), t.dtype)), op)[0].dtype
+    from .elementwise import cast  # noqa: PLC0415
+
+    return [cast(t, dt) for t in tensors]
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension ``dim``: ``(a, n1, b)``, ``(a, n2, b)`` → ``(a, n1+n2, b)``.
+
+    Dtypes are promoted as for ``+``. Raises ValueError (empty list, different number of
+    dimensions or sizes off ``dim`` that differ, naming both shapes) and IndexError (``dim`` out of range).
+    """
+    tensors = _same_dtype(tensors, "cat")
+    ref = tensors[0]
+    d = normalize_dim(dim, ref.ndim, "cat")
+    if ref.ndim == 0:
+        raise ValueError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.ndim != ref.ndim or any(s != r for j, (s, r) in enumerate(zip(t.shape, ref.shape)) if j != d):
+            raise ValueError(
+                f"cat: tensor {i} has shape {tuple(t.shape)}, which does not match tensor 0's shape "
+                f"{tuple(ref.shape)} in every dimension except dim {d}"
+            )
+    if len(tensors) == 1:
+        return tensors[0]
+    return Cat.apply(*tensors, dim=d)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join tensors of one shape ``S`` along a new dimension ``dim``: ``k`` tensors → ``S`` with ``k`` inserted.
+
+    Raises ValueError when the shapes differ (naming both) and IndexError for ``dim`` out of range.
+    """
+    from .shape import unsqueeze  # noqa: PLC0415
+
+    tensors = _same_dtype(tensors, "stack")
+    ref = tensors[0]
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != ref.shape:
+            raise ValueError(f"stack: tensor {i} has shape {tuple(t.shape)} but tensor 0 has {tuple(ref.shape)}")
+    if not isinstance(dim, numbers.Integral) or not -ref.ndim - 1 <= dim <= ref.ndim:
+        raise IndexError(f"stack: dim {dim} is out of range for the result's {ref.ndim + 1} dimensions")
+    d = dim % (ref.ndim + 1)
+    return Cat.apply(*[unsqueeze(t, d) for t in tensors], dim=d)
+
+
+class Split(Function):
+    @staticmethod
+    def forward(ctx, x, sizes, dim):
+        ctx.dim = dim
+        bounds = np.cumsum(sizes)[:-1].tolist()
+        return tuple(get_array_module(x).split(x, bounds, axis=dim))
+
+    @staticmethod
+    def backward(ctx, *dys):
+        return Cat.apply(*dys, dim=ctx.dim), None, None
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Split along ``dim`` into pieces of ``split_size_or_sections`` (the last may be smaller) or of the listed sizes.
+
+    Returns a tuple of Tensors. Raises ValueError when listed sizes do not sum to the dimension's
+    size or a size is not positive.
+    """
+    d = normalize_dim(dim, tensor.ndim, "split")
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, numbers.Integral):
+        step = int(split_size_or_sections)
+        if step <= 0:
+            raise ValueError(f"split: split_size must be a positive integer, got {step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ValueError(
+                f"split: sizes {sizes} must be non-negative and sum to {n}, the size of dimension {d} of "
+                f"shape {tuple(tensor.shape)}"
+            )
+    if len(sizes) == 1:
+        return (tensor,)
+    pieces = Split.apply(tensor, sizes, d)
+    for p in pieces:  # the pieces are views of the input, as in PyTorch
+        p._version = tensor._version
+    return pieces
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
+    """Split into ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (fewer when that covers it, as PyTorch)."""
+    if not isinstance(chunks, numbers.Integral) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
+    d = normalize_dim(dim, input.ndim, "chunk")
+    n = input.shape[d]
+    step = max(-(-n // chunks), 1)
+    return split(input, step, d)
+
+
+# ==================================================================================================
+# triu, tril
+# ==================================================================================================
+
+
+class Triangle(Function):
+    """Keep the upper (``triu``) or lower (``tril``) triangle of the last two dims; the gradient is masked the same way."""
+
+    @staticmethod
+    def forward(ctx, x, diagonal, upper):
+        xp = get_array_module(x)
+        ctx.diagonal, ctx.upper = diagonal, upper
+        return xp.triu(x, diagonal) if upper else xp.tril(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return Triangle.apply(dy, ctx.diagonal, ctx.upper), None, None
+
+
+def _triangle(x: Tensor, diagonal, upper):
+    name = "triu" if upper else "tril"
+    if x.ndim < 2:
+        raise ValueError(f"{name}: expected a tensor with at least 2 dimensions, got shape {tuple(x.shape)}")
+    if not isinstance(diagonal, numbers.Integral):
+        raise TypeError(f"{name}: diagonal must be an int, got {diagonal!r}")
+    return Triangle.apply(x, int(diagonal), upper)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Zero the elements below the ``diagonal``-th diagonal of the last two dims ``(*, m, n)``."""
+    return _triangle(input, diagonal, True)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Zero the elements above the ``diagonal``-th diagonal of the last two dims ``(*, m, n)``."""
+    return _triangle(input, diagonal, False)

@@ -1,0 +1,350 @@
+"""Softmax, log-softmax and the losses built on them: ``cross_entropy``, ``nll_loss``, ``mse_loss``.
+
+Both softmaxes subtract the row maximum first, so huge logits never overflow ``exp``. A row that is
+entirely ``-inf`` (a fully masked attention row) has no maximum to subtract; there ``softmax``
+returns zeros and ``log_softmax`` returns ``-inf`` instead of PyTorch's NaN, so that a masked row
+contributes nothing and no NaN enters the graph (forward or backward).
+
+``cross_entropy`` is one fused node. With ``A[i, c]`` the weight each log-probability carries in
+the loss (one-hot target times class weight, label smoothing, the ``1/N`` of ``mean``), the loss is
+``-Σ_c A[i, c] logp[i, c]`` and, since ``∂logp[i, c]/∂x[i, k] = [c = k] - p[i, k]``,
+
+    dx[i, k] = dloss[i] · (p[i, k] · Σ_c A[i, c] - A[i, k])      (p = softmax(x))
+
+which for a one-hot target is the familiar ``p - onehot``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..backend import get_array_module
+from ..tensor import Tensor
+from ._util import normalize_dim, require_float
+
+# ==================================================================================================
+# softmax, log_softmax
+# ==================================================================================================
+
+
+def _shifted(x, axis):
+    """``x - max(x)`` along ``axis`` and the sum of its exponentials; an all ``-inf`` row shifts by 0."""
+    xp = get_array_module(x)
+    m = x.max(axis=axis, keepdims=True)  # (..., 1, ...)
+    m = xp.where(xp.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    z = x - m
+    e = xp.exp(z)
+    return z, e, e.sum(axis=axis, keepdims=True)
+
+
+class Softmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = get_array_module(x)
+        _, e, s = _shifted(x, dim)
+        y = e / xp.where(s == 0, 1, s).astype(x.dtype, copy=False)
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        # dx = y ⊙ (dy - Σ_j dy_j y_j): the Jacobian diag(y) - y yᵀ applied to dy
+        return y * (dy - (dy * y).sum(ctx.dim, keepdim=True)), None
+
+
+def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """``exp(x) / Σ exp(x)`` along ``dim``; same shape and dtype as ``input``.
+
+    Stable for huge logits; a row of all ``-inf`` gives zeros (PyTorch gives NaN).
+
+    Raises:
+        TypeError: integer input. IndexError: ``dim`` out of range.
+    """
+    require_float(input, "softmax")
+    return Softmax.apply(input, normalize_dim(dim, input.ndim, "softmax"))
+
+
+class LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = get_array_module(x)
+        z, _, s = _shifted(x, dim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = z - xp.log(s)
+        y = xp.where(s == 0, -xp.inf, y).astype(x.dtype, copy=False)  # all -inf row: log 0
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        # dx = dy - softmax · Σ dy  (softmax = exp(y))
+        return dy - y.exp() * dy.sum(ctx.dim, keepdim=True), None
+
+
+def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """``x - logsumexp(x)`` along ``dim``, computed stably; same shape and dtype as ``input``.
+
+    A row of all ``-inf`` gives ``-inf`` (PyTorch gives NaN).
+
+    Raises:
+        TypeError: integer input. IndexError: ``dim`` out of range.
+    """
+    require_float(input, "log_softmax")
+    return LogSoftmax.apply(input, normalize_dim(dim, input.ndim, "log_softmax"))
+
+
+# ==================================================================================================
+# Losses on class scores
+# ==================================================================================================
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction, op):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _class_last(x):
+    """``(N, C, d1, ...)`` → ``(N, d1, ..., C)``; ``(C,)`` → ``(1, C)``."""
+    xp = get_array_module(x)
+    if x.ndim == 1:
+        return x[None]
+    return xp.moveaxis(x, 1, -1)
+
+
+def _class_back(a, ndim):
+    """Inverse of :func:`_class_last` for a Tensor or an array."""
+    if ndim == 1:
+        return a[0]
+    order = (0, a.ndim - 1, *range(1, a.ndim - 1))
+    return a.permute(*order) if isinstance(a, Tensor) else get_array_module(a).transpose(a, order)
+
+
+def _check_scores(input, target, op):
+    """Validate ``input`` ``(N, C, d1, ...)`` or ``(C,)`` and the target; say whether it holds probabilities."""
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError(f"{op}: input and target must be Tensors, got {type(input).__name__} and {type(target).__name__}")
+    require_float(input, op)
+    if input.ndim == 0:
+        raise ValueError(f"{op}: input must have shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
+    probs = target.dtype.kind == "f"
+    if probs:
+        if target.shape != input.shape:
+            raise ValueError(
+                f"{op}: class-probability targets must have the input's shape {tuple(input.shape)}, "
+                f"got {tuple(target.shape)}"
+            )
+    elif target.dtype.kind not in "iu":
+        raise TypeError(f"{op}: target must hold class indices (int64) or class probabilities (float), got {target.dtype}")
+    else:
+        want = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
+        if target.shape != want:
+            raise ValueError(
+                f"{op}: for input of shape {tuple(input.shape)} the class-index target must have shape "
+                f"{tuple(want)}, got {tuple(target.shape)}"
+            )
+    return probs
+
+
+def _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_smoothing, dtype, probs):
+    """``A`` ``(N, d..., C)`` with loss = ``-Σ_c A·logp`` (per row for ``none``, in total otherwise).
+
+    Also returns the class weights ``(C,)`` with the ``mean`` scale applied, for the gradient with
+    respect to probability targets.
+    """
+    t = _class_last(target) if probs else (target[None] if target.ndim == 0 else target)  # (N, d..., [C])
+    w = xp.ones((n_classes,), dtype=dtype) if weight is None else weight.astype(dtype, copy=False)  # (C,)
+    eps = label_smoothing
+    if probs:
+        a = (t * (1.0 - eps) + eps / n_classes) * w  # (N, d..., C)
+        denom = t.size // n_classes
+    else:
+        keep = t != ignore_index  # (N, d...)
+        safe = xp.where(keep, t, 0)
+        bad = xp.logical_and(keep, xp.logical_or(safe < 0, safe >= n_classes))
+        if bool(bad.any()):
+            raise IndexError(
+                f"target {int(t[bad].reshape(-1)[0])} is out of bounds: expected a class index in "
+                f"[0, {n_classes - 1}] or ignore_index={ignore_index}"
+            )
+        onehot = (safe[..., None] == xp.arange(n_classes)).astype(dtype)  # (N, d..., C)
+        keep_f = keep[..., None].astype(dtype)  # (N, d..., 1)
+        a = ((1.0 - eps) * onehot * w + (eps / n_classes) * w) * keep_f
+        denom = (w[safe] * keep).sum()  # Σ of the target classes' weights over non-ignored targets
+    w_scaled = w
+    if reduction == "mean":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = 1.0 / xp.asarray(denom, dtype=dtype)  # all targets ignored: 0·inf = NaN, as PyTorch
+        a, w_scaled = a * scale, w * scale
+    return a.astype(dtype, copy=False), w_scaled.astype(dtype, copy=False)
+
+
+class CrossEntropy(Function):
+    """Fused ``log_softmax`` + weighted negative log likelihood (one graph node)."""
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing, probs):
+        xp = get_array_module(x)
+        n_classes = x.shape[0 if x.ndim == 1 else 1]
+        z, e, s = _shifted(_class_last(x), -1)
+        logp = z - xp.log(s)  # (N, d..., C)
+        a, w_scaled = _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_smoothing,
+                                    x.dtype, probs)
+        # where a = 0 (ignored targets, zero weights) mask logp, so a -inf logit cannot give 0·(-inf) = NaN
+        rows = -(a * xp.where(a != 0, logp, 0)).sum(-1)  # (N, d...)
+        ctx.save_for_backward(x, target)
+        ctx.a, ctx.p, ctx.logp, ctx.w_scaled, ctx.ndim = a, e / s, logp, w_scaled, x.ndim
+        ctx.reduction, ctx.eps, ctx.probs, ctx.n_classes = reduction, label_smoothing, probs, n_classes
+        return _reduce_rows(xp, rows, reduction, x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, target = ctx.saved_tensors
+        graph = is_grad_enabled()  # create_graph: rebuild p and A from x and target, differentiably
+        if graph and ctx.probs:
+            a = (_class_last_tensor(target) * (1.0 - ctx.eps) + ctx.eps / ctx.n_classes) * Tensor._from_op(ctx.w_scaled)
+        else:
+            a = Tensor._from_op(ctx.a)  # (N, d..., C)
+        if ctx.reduction == "none":
+            dy = dy.reshape(*a.shape[:-1], 1)  # (N, d..., 1)
+        dx = dtarget = None
+        if ctx.needs_input_grad[0]:
+            p = softmax(_class_last_tensor(x), -1) if graph else Tensor._from_op(ctx.p)  # (N, d..., C)
+            dx = _class_back(dy * (p * a.sum(-1, keepdim=True) - a), ctx.ndim)
+        if ctx.needs_input_grad[1]:
+            # loss = -Σ (t(1-ε) + ε/C) w logp / denom  ⇒  ∂loss/∂t = -(1-ε) w logp / denom
+            logp = log_softmax(_class_last_tensor(x), -1) if graph else Tensor._from_op(ctx.logp)
+            dtarget = _class_back(dy * logp * Tensor._from_op(-(1.0 - ctx.eps) * ctx.w_scaled), ctx.ndim)
+        return dx, dtarget, None, None, None, None, None
+
+
+def _reduce_rows(xp, rows, reduction, x):
+    out = rows if reduction == "none" else rows.sum()
+    if reduction == "none" and x.ndim == 1:
+        out = out[0]
+    return xp.asarray(out, dtype=x.dtype)
+
+
+def _class_last_tensor(x: Tensor) -> Tensor:
+    if x.ndim == 1:
+        return x.unsqueeze(0)
+    return x.permute(0, *range(2, x.ndim), 1)
+
+
+def _check_weight(weight, n_classes, input, op):
+    if weight is None:
+        return None
+    if not isinstance(weight, Tensor) or weight.shape != (n_classes,):
+        got = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(f"{op}: weight must be a Tensor of shape ({n_classes},), one per class, got {got}")
+    if weight.requires_grad and is_grad_enabled():
+        raise NotImplementedError(f"{op}: gradients with respect to weight are not supported; pass weight.detach()")
+    return weight.data.astype(input.dtype, copy=False)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,  # noqa: A002
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy between logits and targets, as ``torch.nn.functional.cross_entropy``.
+
+    Args:
+        input: logits ``(N, C)``, ``(N, C, d1, ...)`` or unbatched ``(C,)``; float.
+        target: class indices ``(N,)``/``(N, d1, ...)``/``()`` (int64), or class probabilities of
+            ``input``'s shape (float).
+        weight: ``(C,)`` per-class weights (no gradient) or None.
+        ignore_index: targets equal to it contribute nothing (class-index targets only).
+        reduction: ``"mean"`` (divided by the summed weights of the non-ignored targets; by the
+            number of rows for probability targets), ``"sum"`` or ``"none"`` (per-row, target's shape).
+        label_smoothing: ε in [0, 1]; the target becomes ``(1-ε)·onehot + ε/C`` (PyTorch's formula,
+            Szegedy et al. 2016).
+
+    ``size_average`` and ``reduce`` are PyTorch's deprecated arguments, accepted only as None.
+
+    Returns:
+        a 0-d tensor, or ``(N, d1, ...)`` for ``reduction="none"``; ``input``'s dtype. One graph node,
+        with ``dx = dloss · (softmax(x)·ΣA - A)`` (see the module docstring).
+
+    Raises:
+        TypeError: integer logits, or a target that is neither integer nor float.
+        ValueError: shapes that do not fit (naming both), a bad ``reduction``/``label_smoothing``/``weight``.
+        IndexError: a target class outside ``[0, C)`` that is not ``ignore_index``.
+    """
+    if size_average is not None or reduce is not None:
+        raise ValueError("cross_entropy: size_average and reduce are deprecated; use reduction=")
+    _check_reduction(reduction, "cross_entropy")
+    if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+    probs = _check_scores(input, target, "cross_entropy")
+    if probs and target.dtype != input.dtype:
+        target = target.to(input.dtype)
+    n_classes = input.shape[0 if input.ndim == 1 else 1]
+    w = _check_weight(weight, n_classes, input, "cross_entropy")
+    return CrossEntropy.apply(input, target, w, int(ignore_index), reduction, float(label_smoothing), probs)
+
+
+class NLLLoss(Function):
+    """``-Σ A·input`` with ``A`` the weighted one-hot target (scaled for ``mean``): linear in ``input``."""
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, reduction):
+        xp = get_array_module(x)
+        a, _ = _loss_weights(xp, target, weight, x.shape[0 if x.ndim == 1 else 1], ignore_index, reduction, 0.0,
+                             x.dtype, False)
+        rows = -(a * xp.where(a != 0, _class_last(x), 0)).sum(-1)  # (N, d...)
+        ctx.a, ctx.ndim, ctx.reduction = a, x.ndim, reduction
+        return _reduce_rows(xp, rows, reduction, x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a = Tensor._from_op(ctx.a)  # (N, d..., C)
+        if ctx.reduction == "none":
+            dy = dy.reshape(*a.shape[:-1], 1)
+        return _class_back(-(dy * a), ctx.ndim), None, None, None, None
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,  # noqa: A002
+             reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of log-probabilities ``input`` ``(N, C)``/``(N, C, d1, ...)``/``(C,)`` at class-index ``target``.
+
+    ``loss[i] = -weight[t_i] · input[i, t_i]``; ``mean`` divides by the summed weights of the
+    non-ignored targets (as PyTorch). Raises as :func:`cross_entropy`; probability targets are
+    not accepted (TypeError).
+    """
+    if size_average is not None or reduce is not None:
+        raise ValueError("nll_loss: size_average and reduce are deprecated; use reduction=")
+    _check_reduction(reduction, "nll_loss")
+    if _check_scores(input, target, "nll_loss"):
+        raise TypeError(f"nll_loss: target must hold class indices (int64), got {target.dtype}")
+    w = _check_weight(weight, input.shape[0 if input.ndim == 1 else 1], input, "nll_loss")
+    return NLLLoss.apply(input, target, w, int(ignore_index), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """Mean squared error ``(input - target)²``, reduced by ``mean``, ``sum`` or not (``none``).
+
+    ``input`` and ``target`` broadcast together (PyTorch warns when their shapes differ; so do we).
+    Raises ValueError for shapes that do not broadcast (naming both) or a bad ``reduction``.
+    """
+    if size_average is not None or reduce is not None:
+        raise ValueError("mse_loss: size_average and reduce are deprecated; use reduction=")
+    _check_reduction(reduction, "mse_loss")
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and input.shape != target.shape:
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(
+            f"mse_loss: target shape {tuple(target.shape)} differs from input shape {tuple(input.shape)}; "
+            "they will be broadcast, which is rarely intended", UserWarning, stacklevel=2,
+        )
+    diff = input - target
+    sq = diff * diff
+    if reduction == "none":
+        return sq
+    return sq.mean() if reduction == "mean" else sq.sum()
