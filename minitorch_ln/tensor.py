@@ -574,11 +574,20 @@ class Tensor:
     def masked_fill_(self, mask, value):
         return self._inplace("masked_fill_", lambda s: _ops().masked_fill(s, mask, value))
 
+    def _everywhere(self) -> "Tensor":
+        return Tensor._from_op(backend.get_array_module(self.data).ones(self.shape, dtype=bool))
+
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else Tensor(src, dtype=self.dtype, device=self.device)
-        return self._inplace("copy_", lambda s: _ops().broadcast_to(_ops().cast(src, self.dtype), self.shape) + 0 * s)
+        # where(True, src, s), not src + 0*s: the old values get a zero gradient without being saved
+        # (saving them would trip this very write's version check) and an inf in them can't give NaN.
+        return self._inplace("copy_", lambda s: _ops().where(
+            self._everywhere(), _ops().broadcast_to(_ops().cast(src.to(self.device), self.dtype), self.shape), s))
 
     def fill_(self, value):
+        if self.requires_grad and not self.is_leaf and is_grad_enabled():
+            # a non-leaf's history must be cut (its old values get a zero gradient)
+            return self._inplace("fill_", lambda s: _ops().masked_fill(s, self._everywhere(), value))
         self._check_inplace("fill_")
         self.data.fill(value)
         self._version[0] += 1

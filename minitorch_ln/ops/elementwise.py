@@ -16,12 +16,12 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
-from .shape import sum_to
+from .shape import SumTo
 
 
 def unbroadcast(grad: Tensor, shape: tuple) -> Tensor:
     """Sum a gradient of a broadcast result back to an input's ``shape`` (the one place it is done)."""
-    return grad if grad.shape == shape else sum_to(grad, shape)
+    return grad if grad.shape == shape else SumTo.apply(grad, tuple(shape))  # trusted: skips sum_to's check
 
 
 def _tensor(x, ref: Tensor | None = None) -> Tensor:
@@ -129,14 +129,17 @@ def sub(a, b) -> Tensor:
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # keep only what a gradient needs: y.mul_(3) must not save the y it overwrites
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.shapes = (a.shape, b.shape)
         return a * b
 
     @staticmethod
     def backward(ctx, dy):
         a, b = ctx.saved_tensors
-        da = unbroadcast(dy * b, a.shape) if ctx.needs_input_grad[0] else None
-        db = unbroadcast(dy * a, b.shape) if ctx.needs_input_grad[1] else None
+        da = unbroadcast(dy * b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dy * a, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -149,14 +152,15 @@ def mul(a, b) -> Tensor:
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # y.div_(2) must not save y
+        ctx.shapes = (a.shape, b.shape)
         return a / b
 
     @staticmethod
     def backward(ctx, dy):
         a, b = ctx.saved_tensors
-        da = unbroadcast(dy / b, a.shape) if ctx.needs_input_grad[0] else None
-        db = unbroadcast(-dy * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None
+        da = unbroadcast(dy / b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(-dy * a / (b * b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return da, db
 
 

@@ -120,6 +120,8 @@ def expand(x: Tensor, *sizes) -> Tensor:
     lead = len(sizes) - x.ndim
     if lead < 0:
         raise ValueError(f"expand: {len(sizes)} sizes given for a tensor with {x.ndim} dimensions")
+    if any(s == -1 for s in sizes[:lead]):
+        raise ValueError(f"expand: -1 is not allowed for the new leading dimensions, got sizes {sizes}")
     shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     return broadcast_to(x, shape)
 
@@ -143,9 +145,19 @@ class SumTo(Function):
 
 
 def sum_to(x: Tensor, shape) -> Tensor:
-    shape = tuple(shape)
+    """Sum ``x`` over the axes a broadcast from ``shape`` to ``x.shape`` would have repeated.
+
+    Raises ValueError when ``shape`` does not broadcast to ``x.shape`` (naming both).
+    """
+    shape = tuple(int(s) for s in shape)
     if x.shape == shape:
         return x
+    try:
+        ok = np.broadcast_shapes(shape, x.shape) == x.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"sum_to: shape {shape} does not broadcast to the input's shape {tuple(x.shape)}")
     return SumTo.apply(x, shape)
 
 
@@ -166,6 +178,9 @@ class Permute(Function):
 
 def permute(x: Tensor, *dims) -> Tensor:
     dims = _shape_args(dims)
+    for d in dims:
+        if not -max(x.ndim, 1) <= d < max(x.ndim, 1):
+            raise IndexError(f"permute: dimension {d} is out of range for a tensor with {x.ndim} dimension(s)")
     if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
         raise ValueError(f"permute: dims {dims} is not a permutation of the {x.ndim} dimensions of shape {tuple(x.shape)}")
     dims = tuple(d % x.ndim for d in dims)
@@ -176,6 +191,8 @@ def permute(x: Tensor, *dims) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = normalize_dim(dim0, x.ndim, "transpose"), normalize_dim(dim1, x.ndim, "transpose")
+    if x.ndim == 0:
+        return x
     dims = list(range(x.ndim))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return permute(x, *dims)
