@@ -15,6 +15,7 @@ from .ops import (  # the public op functions, also reachable as Tensor methods
     squeeze, stack, std, sub, sum, tanh, topk, transpose, tril, triu, unsqueeze, var, view, where,
 )
 from .serialization import load, save
+from . import nn, optim  # noqa: E402 - after the ops, which the layers use
 from .tensor import (
     Tensor, arange, empty, empty_like, eye, full, full_like, ones, ones_like, rand, rand_like, randint,
     randn, randn_like, tensor, zeros, zeros_like,

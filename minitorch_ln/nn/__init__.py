@@ -1,6 +1,9 @@
 """Layers and the Module system, mirroring ``torch.nn``."""
 
-from . import functional, init
+from . import functional, init, utils
+from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleDict, ModuleList, Sequential
 from .linear import Identity, Linear
 from .module import Module, StateDictError
 from .parameter import Parameter
+from .sparse import Embedding

@@ -20,3 +20,69 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     out = ops.matmul(input, ops.transpose(weight, 0, 1))
     return out + bias if bias is not None else out
+
+
+# --------------------------------------------------------------------------------------------------
+# Wrappers with PyTorch's signatures over the ops (looked up on ``ops`` at call time)
+# --------------------------------------------------------------------------------------------------
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Inverted dropout: ``(*)`` → ``(*)``; identity when ``training`` is False (see ``ops.dropout``).
+
+    ``inplace`` is accepted for parity and ignored (the result is a new tensor).
+
+    Raises:
+        ValueError: ``p`` outside ``[0, 1]``.
+    """
+    return ops.dropout(input, p, training)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:  # noqa: A002
+    """Rows of ``weight`` ``(V, D)`` at integer ids ``input`` ``(*)`` → ``(*, D)`` (see ``ops.embedding``).
+
+    Raises:
+        IndexError: an id outside ``[0, V)``, naming the id and ``V``.
+    """
+    return ops.embedding(input, weight, padding_idx)
+
+
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
+    """``exp(x) / Σ exp(x)`` along ``dim`` (after casting to ``dtype`` if given); same shape."""
+    return ops.softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
+    """``x - logsumexp(x)`` along ``dim`` (after casting to ``dtype`` if given); same shape."""
+    return ops.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,  # noqa: A002
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy of logits ``(N, C)`` / ``(N, C, d1, ...)`` with class ids or probabilities (see ``ops``)."""
+    return ops.cross_entropy(input, target, weight=weight, ignore_index=ignore_index, reduction=reduction,
+                             label_smoothing=label_smoothing)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,  # noqa: A002
+             reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of log-probabilities ``(N, C)`` at class ids ``(N,)`` (see ``ops``)."""
+    return ops.nll_loss(input, target, weight=weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """Mean squared error ``(input - target)²`` reduced by ``"mean"``, ``"sum"`` or ``"none"``."""
+    return ops.mse_loss(input, target, reduction=reduction)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale=None) -> Tensor:
+    """``softmax(query keyᵀ · scale + mask) value``: ``(..., L, E)``, ``(..., S, E)``, ``(..., S, Ev)`` → ``(..., L, Ev)``.
+
+    A bool ``attn_mask`` means *may attend* (True) as in PyTorch; a float mask is added to the
+    scores. Fully masked query rows give zeros, never NaN. Full documentation (errors, source):
+    :func:`minitorch_ln.nn.attention.scaled_dot_product_attention`.
+    """
+    from .attention import scaled_dot_product_attention as sdpa  # noqa: PLC0415 - attention imports this module
+
+    return sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale)

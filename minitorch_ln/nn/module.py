@@ -1,8 +1,15 @@
-"""``Module``: the base class of layers, with PyTorch's registration, traversal and state-dict API."""
+"""``Module``: the base class of layers, with PyTorch's registration, traversal and state-dict API.
+
+Registration works as in ``torch.nn.Module``: assigning a :class:`Parameter` or a ``Module`` to an
+attribute records it in ``_parameters`` / ``_modules``; ``register_buffer`` records a non-learnable
+tensor in ``_buffers``. Everything else (traversal, ``state_dict``, ``to``, ``zero_grad``,
+``__repr__``) walks those three dictionaries, so the dotted names match PyTorch's exactly.
+"""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import itertools
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -13,18 +20,62 @@ from .parameter import Parameter
 
 
 class StateDictError(RuntimeError):
-    """``load_state_dict`` found missing, unexpected or wrong-shaped keys (all listed in the message)."""
+    """``load_state_dict`` found missing, unexpected or wrong-shaped keys (all listed in the message).
+
+    Attributes ``missing_keys``, ``unexpected_keys`` and ``mismatched_keys`` hold the lists.
+    """
 
     def __init__(self, message, missing=(), unexpected=(), mismatched=()):
         super().__init__(message)
         self.missing_keys, self.unexpected_keys, self.mismatched_keys = list(missing), list(unexpected), list(mismatched)
 
 
+# What load_state_dict returns, as PyTorch's ``_IncompatibleKeys``.
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class RemovableHandle:
+    """Returned by ``register_forward_hook``; ``handle.remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: OrderedDict):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _to_array_like(value, key: str):
+    """A state-dict value (Tensor, NumPy/CuPy array, PyTorch tensor, nested list) as an array."""
+    if isinstance(value, Tensor):
+        return value.data
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a PyTorch tensor, converted without importing torch
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # NumPy has no bfloat16; float32 holds it exactly
+            value = value.float()
+        return value.numpy()
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return value
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - reported as a clear error below
+        raise TypeError(f"state_dict[{key!r}]: expected a Tensor or an array, got {type(value).__name__}") from exc
+
+
 class Module:
     """Base class of every layer. Subclasses set attributes in ``__init__`` and define ``forward``.
 
     Assigning a :class:`Parameter` or a ``Module`` to an attribute registers it, so that
-    ``parameters()``, ``state_dict()``, ``to()`` and ``zero_grad()`` reach it.
+    ``parameters()``, ``state_dict()``, ``to()`` and ``zero_grad()`` reach it. Calling the module
+    runs its forward pre-hooks, ``forward`` and its forward hooks (as ``torch.nn.Module.__call__``).
     """
 
     def __init__(self):
@@ -32,6 +83,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     # ------------------------------------------------------------------ registration
@@ -50,7 +103,11 @@ class Module:
             self._buffers[name] = value
         elif name in self._parameters or name in self._modules:
             if value is not None:
-                raise TypeError(f"cannot assign {type(value).__name__} to {name!r}: expected a Parameter/Module or None")
+                kind = "parameter" if name in self._parameters else "module"
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} to {kind} {name!r}: expected a "
+                    f"{'Parameter' if kind == 'parameter' else 'Module'} or None"
+                )
             (self._parameters if name in self._parameters else self._modules)[name] = None
         else:
             object.__setattr__(self, name, value)
@@ -58,6 +115,7 @@ class Module:
     def _forget(self, name):
         for d in (self._parameters, self._buffers, self._modules):
             d.pop(name, None)
+        self._non_persistent.discard(name)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name):
@@ -71,54 +129,119 @@ class Module:
         for key in ("_parameters", "_buffers", "_modules"):
             if name in self.__dict__[key]:
                 del self.__dict__[key][name]
+                self._non_persistent.discard(name)
                 return
         object.__delattr__(self, name)
 
+    @staticmethod
+    def _check_name(name, what: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} name must be a string, got {type(name).__name__}")
+        if name == "" or "." in name:
+            raise KeyError(f"{what} name can't be empty or contain '.', got {name!r}")
+
     def register_parameter(self, name: str, param) -> None:
-        """Register ``param`` (a Parameter, or None for an absent optional one, e.g. ``bias=False``)."""
+        """Register ``param`` (a Parameter, or None for an absent optional one, e.g. ``bias=False``).
+
+        Raises:
+            TypeError: ``param`` is neither a Parameter nor None. KeyError: a name with ``.``.
+        """
+        self._check_name(name, "parameter")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got {type(param).__name__}")
-        self.__dict__.pop(name, None)
+        self._forget(name)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
-        """Register a non-learnable tensor (e.g. BatchNorm's ``running_mean``) saved in ``state_dict``."""
+        """Register a non-learnable tensor (e.g. BatchNorm's ``running_mean``).
+
+        A persistent buffer is saved in ``state_dict``; ``to()`` moves every buffer.
+
+        Raises:
+            TypeError: ``tensor`` is neither a Tensor nor None. KeyError: a name with ``.``.
+        """
+        self._check_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}")
-        self.__dict__.pop(name, None)
+        self._forget(name)
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module) -> None:
-        self.__dict__.pop(name, None)
+        """Register ``module`` (or None) as the child ``name``."""
+        self._check_name(name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name!r} must be a Module or None, got {type(module).__name__}")
+        self._forget(name)
         self._modules[name] = module
 
-    # ------------------------------------------------------------------ forward
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at dotted path ``target`` (``""`` is self); AttributeError names the missing part."""
+        mod = self
+        if target == "":
+            return mod
+        for i, part in enumerate(target.split(".")):
+            child = mod._modules.get(part) if isinstance(mod, Module) else None
+            if child is None:
+                where = ".".join(target.split(".")[:i]) or "the root module"
+                raise AttributeError(f"{type(mod).__name__} ({where}) has no submodule {part!r}")
+            mod = child
+        return mod
+
+    # ------------------------------------------------------------------ forward and hooks
     def forward(self, *args, **kwargs):  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
+    def register_forward_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after ``forward``; a non-None result replaces the output."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            new = hook(self, args)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            new = hook(self, args, out)
+            if new is not None:
+                out = new
+        return out
 
     # ------------------------------------------------------------------ traversal
-    def named_modules(self, prefix: str = "", memo=None):
-        memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """``(dotted name, module)`` for self (name ``""``) and every submodule, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
         for name, m in self._modules.items():
             if m is not None:
-                yield from m.named_modules(f"{prefix}.{name}" if prefix else name, memo)
+                yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self):
         for _, m in self.named_modules():
             yield m
 
     def named_children(self):
+        seen = set()
         for name, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
                 yield name, m
 
     def children(self):
@@ -127,7 +250,7 @@ class Module:
 
     def _named_members(self, get, prefix, recurse):
         seen = set()
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for mod_prefix, m in mods:
             for name, v in get(m):
                 if v is None or id(v) in seen:
@@ -144,6 +267,7 @@ class Module:
             yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True):
+        """``(name, Tensor)`` for every buffer (persistent or not), each once."""
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse)
 
     def buffers(self, recurse: bool = True):
@@ -152,8 +276,11 @@ class Module:
 
     # ------------------------------------------------------------------ modes
     def train(self, mode: bool = True):
+        """Set ``training`` on self and every submodule (Dropout and BatchNorm read it); returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be a bool, got {type(mode).__name__}")
         for m in self.modules():
-            object.__setattr__(m, "training", bool(mode))
+            object.__setattr__(m, "training", mode)
         return self
 
     def eval(self):
@@ -165,16 +292,24 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``.grad``: to None (default, as PyTorch), or to zeros in place."""
         for p in self.parameters():
             if p.grad is None:
                 continue
             if set_to_none:
                 p.grad = None
-            else:
+            elif p.grad.grad_fn is not None:
+                # a gradient made with create_graph=True: drop its history rather than write into it
                 p.grad = Tensor._from_op(backend.get_array_module(p.grad.data).zeros_like(p.grad.data))
+            else:
+                p.grad.data.fill(0)
+                p.grad._version[0] += 1
 
     def apply(self, fn):
-        """Call ``fn(module)`` on every submodule (children first) and on self; returns self."""
+        """Call ``fn(module)`` on every submodule (children first) and on self; returns self.
+
+        The usual use is a custom initialisation: ``model.apply(init_weights)``.
+        """
         for m in self.children():
             m.apply(fn)
         fn(self)
@@ -182,28 +317,46 @@ class Module:
 
     # ------------------------------------------------------------------ moving
     def to(self, *args, device=None, dtype=None):
-        """Move parameters and buffers to a device and/or cast their floating point dtype, in place."""
+        """Move parameters and buffers to a device and/or cast their floating point dtype, in place.
+
+        ``to("cuda")``, ``to(float64)``, ``to("cpu", "float32")``, ``to(device=..., dtype=...)``.
+        Integer buffers keep their dtype (as in PyTorch). The same Parameter objects are kept, so an
+        optimizer made before ``to()`` still holds them.
+
+        Raises:
+            TypeError: a dtype that is not floating point, or an argument that is neither.
+            DeviceError: an unknown device, or CUDA without CuPy/GPU.
+        """
         for a in args:
-            if isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
                 device = a
             else:
                 dtype = a
         dt = backend.as_dtype(dtype) if dtype is not None else None
+        if dt is not None and dt.kind != "f":
+            raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
+        dev = backend.device(device) if device is not None else None
 
         def convert(arr):
             if dt is not None and arr.dtype.kind == "f" and arr.dtype != dt:
                 arr = arr.astype(dt)
-            if device is not None:
-                arr = backend.to_device(arr, device)
+            if dev is not None:
+                arr = backend.to_device(arr, dev)
             return arr
 
+        seen = set()
         for m in self.modules():
             for t in list(m._parameters.values()) + list(m._buffers.values()):
-                if t is None:
+                if t is None or id(t) in seen:
                     continue
+                seen.add(id(t))
                 t.data = convert(t.data)
                 if t.grad is not None:
                     t.grad.data = convert(t.grad.data)
+                if t._accumulator is not None:  # its recorded (shape, dtype, device) must follow the data
+                    t._accumulator.outputs_meta = ((t.shape, t.dtype, t.device),)
         return self
 
     def float(self):
@@ -222,78 +375,89 @@ class Module:
         return self.to(f"cuda:{index}")
 
     # ------------------------------------------------------------------ state dict
-    def state_dict(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
-        """Every parameter and persistent buffer by dotted name (tensors share memory with the module)."""
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer by dotted name, as PyTorch names them.
+
+        The tensors share memory with the module (detached unless ``keep_vars``). Tied weights
+        appear under each of their names, as in PyTorch.
+        """
         out = OrderedDict()
-        for mod_prefix, m in self.named_modules(prefix.rstrip(".")):
+        for mod_prefix, m in self.named_modules(prefix=prefix.rstrip(".")):
             for name, p in m._parameters.items():
                 if p is not None:
-                    out[f"{mod_prefix}.{name}" if mod_prefix else name] = p.detach()
+                    out[f"{mod_prefix}.{name}" if mod_prefix else name] = p if keep_vars else p.detach()
             for name, b in m._buffers.items():
                 if b is not None and name not in m._non_persistent:
-                    out[f"{mod_prefix}.{name}" if mod_prefix else name] = b.detach()
+                    out[f"{mod_prefix}.{name}" if mod_prefix else name] = b if keep_vars else b.detach()
         return out
 
-    def load_state_dict(self, state_dict, strict: bool = True):
+    def load_state_dict(self, state_dict, strict: bool = True) -> IncompatibleKeys:
         """Copy values into this module's parameters and buffers, in place, keeping their dtype and device.
 
-        Values may be Tensors, NumPy arrays or anything with ``__array__`` (PyTorch CPU tensors).
+        Values may be Tensors, NumPy/CuPy arrays or PyTorch tensors (on any device). Every value is
+        checked and converted before anything is written, so a failure leaves the module unchanged.
 
         Raises:
-            StateDictError: listing every missing, unexpected and wrong-shaped key at once (with
-                ``strict=False`` only wrong shapes raise). Nothing is changed when it raises.
+            StateDictError: one error listing every missing, unexpected and wrong-shaped key (with
+                ``strict=False`` missing and unexpected keys are allowed; wrong shapes still raise).
+            TypeError: a value that is not array-like.
         Returns:
-            ``(missing_keys, unexpected_keys)``.
+            ``IncompatibleKeys(missing_keys, unexpected_keys)``, as PyTorch.
         """
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise TypeError(f"load_state_dict expects a mapping of names to tensors, got {type(state_dict).__name__}")
         own = self.state_dict()
         missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        unexpected = [k for k in state_dict.keys() if k not in own]
         arrays, mismatched = {}, []
         for k, target in own.items():
             if k not in state_dict:
                 continue
-            v = state_dict[k]
-            arr = v.data if isinstance(v, Tensor) else v
-            if not hasattr(arr, "shape"):
-                arr = np.asarray(arr)
+            arr = _to_array_like(state_dict[k], k)
             if tuple(arr.shape) != tuple(target.shape):
                 mismatched.append(f"{k}: expected shape {tuple(target.shape)}, got {tuple(arr.shape)}")
             arrays[k] = arr
         if mismatched or (strict and (missing or unexpected)):
             parts = []
-            if missing:
-                parts.append("missing keys: " + ", ".join(missing))
+            if missing and strict:
+                parts.append(f"missing keys ({len(missing)}): " + ", ".join(missing))
             if unexpected and strict:
-                parts.append("unexpected keys: " + ", ".join(unexpected))
+                parts.append(f"unexpected keys ({len(unexpected)}): " + ", ".join(unexpected))
             if mismatched:
-                parts.append("wrong shapes: " + "; ".join(mismatched))
+                parts.append(f"wrong shapes ({len(mismatched)}): " + "; ".join(mismatched))
             raise StateDictError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n  " + "\n  ".join(parts),
                 missing, unexpected, mismatched,
             )
+        converted = {}
+        for k, arr in arrays.items():  # convert everything first: a failure here changes nothing
+            target = own[k]
+            converted[k] = backend.to_device(arr, target.device).astype(target.dtype, copy=False)
         with no_grad():
-            for k, arr in arrays.items():
+            for k, new in converted.items():
                 target = own[k]
-                if hasattr(arr, "detach"):  # a PyTorch tensor
-                    arr = arr.detach().cpu()
-                if not isinstance(arr, np.ndarray) and backend.get_array_module(arr) is np:
-                    arr = np.asarray(arr)
-                new = backend.to_device(arr, target.device).astype(target.dtype, copy=False)
                 backend.get_array_module(target.data).copyto(target.data, new)
                 target._version[0] += 1
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ printing
     def extra_repr(self) -> str:
+        """One line (or several) of settings shown inside ``repr(module)``; override in layers."""
         return ""
 
+    def _get_name(self) -> str:
+        return type(self).__name__
+
     def __repr__(self) -> str:
-        lines = []
+        # The same layout as torch.nn.Module.__repr__, so printed models can be compared line by line.
         extra = self.extra_repr()
-        for name, m in self._modules.items():
-            sub = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {sub}")
-        if not lines:
-            return f"{type(self).__name__}({extra})"
-        body = "\n  ".join(([extra] if extra else []) + lines)
-        return f"{type(self).__name__}(\n  {body}\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                body = extra_lines[0]
+            else:
+                body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"

@@ -1,0 +1,79 @@
+"""``Embedding``: a lookup table of learnable vectors, one row per token id."""
+
+from __future__ import annotations
+
+import numbers
+
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor, empty
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+class Embedding(Module):
+    """``weight[input]``: integer ids ``(*)`` → vectors ``(*, embedding_dim)`` of the weight's dtype.
+
+    ``weight`` is ``(num_embeddings, embedding_dim)``, initialised N(0, 1) as in PyTorch, with the
+    ``padding_idx`` row (if any) zeroed. Backward scatter-adds the upstream gradient into the rows
+    that were looked up (a repeated id gets the sum of its gradients); the ``padding_idx`` row gets
+    no gradient, so it stays what it is (zero unless you set it).
+
+    Args:
+        padding_idx: a row that is not trained; negative values count from the end, as in PyTorch.
+        device, dtype: of the weight (default CPU, float32).
+    Raises:
+        ValueError: non-positive sizes, or ``padding_idx`` outside ``[-num_embeddings, num_embeddings)``.
+        IndexError (in forward): an id outside ``[0, num_embeddings)``, naming the id and the size.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 device=None, dtype=None, _weight: Tensor | None = None, _freeze: bool = False):
+        super().__init__()
+        for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"Embedding: {name} must be a positive int, got {v!r}")
+        if padding_idx is not None:
+            if not isinstance(padding_idx, numbers.Integral) or not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(
+                    f"Embedding: padding_idx must be within [-{num_embeddings}, {num_embeddings}) "
+                    f"(num_embeddings={num_embeddings}), got {padding_idx!r}"
+                )
+            padding_idx = int(padding_idx) % num_embeddings
+        self.num_embeddings, self.embedding_dim, self.padding_idx = int(num_embeddings), int(embedding_dim), padding_idx
+        if _weight is None:
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(
+                    f"Embedding: _weight has shape {tuple(_weight.shape)}, expected ({num_embeddings}, {embedding_dim})"
+                )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight.data[self.padding_idx] = 0
+                self.weight._version[0] += 1
+
+    def forward(self, input):  # noqa: A002 - PyTorch's name
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None) -> "Embedding":
+        """An Embedding whose weight is (a copy of) the 2-D ``embeddings``; frozen unless ``freeze=False``."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings.detach().clone(), _freeze=freeze)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")

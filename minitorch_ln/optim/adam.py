@@ -1,0 +1,99 @@
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), as ``torch.optim`` computes them."""
+
+from __future__ import annotations
+
+from ..backend import get_array_module
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """Adam, step for step as PyTorch's single-tensor implementation.
+
+    At step ``t`` with gradient ``g``, lr ``γ``, betas ``(β1, β2)``, weight decay ``λ``::
+
+        g ← g + λ θ                    (Adam: L2 penalty inside the gradient)
+        θ ← θ (1 - γ λ)                (AdamW, ``decoupled_weight_decay``: decay outside the moments)
+        m ← m + (1 - β1)(g - m)        (= β1 m + (1 - β1) g, computed as a lerp, as PyTorch)
+        v ← β2 v + (1 - β2) g²
+        v̂ ← max(v̂, v)                  (amsgrad only; v̂ replaces v below)
+        θ ← θ - (γ / (1 - β1ᵗ)) · m / (√v / √(1 - β2ᵗ) + ε)
+
+    State per parameter: ``step`` (an int), ``exp_avg`` (m), ``exp_avg_sq`` (v) and, with amsgrad,
+    ``max_exp_avg_sq`` (v̂); each array has the parameter's shape, dtype and device.
+
+    Raises:
+        ValueError: ``lr``, ``eps`` or ``weight_decay`` negative, or a beta outside ``[0, 1)``.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 decoupled_weight_decay: bool = False):
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group: dict) -> None:
+        super()._check_hyperparameters(group)
+        if not 0.0 <= group["eps"]:
+            raise ValueError(f"Invalid epsilon value: {group['eps']} (expected >= 0)")
+        for i, beta in enumerate(group["betas"]):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta} (expected a value in [0, 1))")
+        if not 0.0 <= group["weight_decay"]:
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']} (expected >= 0)")
+
+    def _update(self, p, grad, state: dict, group: dict) -> None:
+        xp = get_array_module(p.data)
+        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = self._zeros_like(p)
+            state["exp_avg_sq"] = self._zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = self._zeros_like(p)
+        state["step"] += 1
+        t = state["step"]
+        param, m, v = p.data, state["exp_avg"].data, state["exp_avg_sq"].data
+        if group["maximize"]:
+            grad = -grad
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                param *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * param  # a new array: p.grad itself is left unchanged
+
+        m += (1 - beta1) * (grad - m)  # first moment
+        v *= beta2
+        v += (1 - beta2) * grad * grad  # second moment
+
+        bias_correction1 = 1 - beta1**t
+        bias_correction2_sqrt = (1 - beta2**t) ** 0.5
+        step_size = lr / bias_correction1
+        if group["amsgrad"]:
+            v_max = state["max_exp_avg_sq"].data
+            xp.maximum(v_max, v, out=v_max)
+            v = v_max
+        denom = xp.sqrt(v)  # (*p.shape), the one temporary besides `update`
+        denom /= bias_correction2_sqrt
+        denom += eps
+        update = m * step_size
+        update /= denom
+        param -= update
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``θ ← θ (1 - γ λ)`` before the Adam step, ``λ`` default ``1e-2``.
+
+    Loshchilov & Hutter (2019), "Decoupled Weight Decay Regularization"; the same as PyTorch's
+    ``AdamW`` (``Adam(..., decoupled_weight_decay=True)``).
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:  # AdamW is always decoupled, whatever the saved dict says
+            group["decoupled_weight_decay"] = True
