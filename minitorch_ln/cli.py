@@ -1,9 +1,38 @@
-"""The ``minitorch-ln`` command (also ``python -m minitorch_ln``)."""
+"""The ``minitorch-ln`` command (also ``python -m minitorch_ln``).
+
+Each subcommand is one ``_add_<name>(subparsers)`` function that builds its parser and sets
+``func`` to the function that runs it; :data:`SUBCOMMANDS` lists them in ``--help`` order, so a new
+subcommand is one function and one entry. A ``func`` returns the exit code. Errors a user can cause
+(a missing file, a bad option, a corrupt checkpoint, no GPU) print one clear line to stderr and exit
+with status 1; argparse's own usage errors exit with 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+EXIT_USER_ERROR = 1
+
+
+def _user_errors() -> tuple:
+    """Exceptions that mean bad input, reported in one line rather than a traceback."""
+    from .backend import DeviceError  # noqa: PLC0415
+    from .checkpoint import CheckpointError  # noqa: PLC0415
+    from .data import CorpusError, DatasetError, TokenizerError  # noqa: PLC0415
+    from .serialization import SerializationError  # noqa: PLC0415
+    from .train import ConfigError  # noqa: PLC0415
+
+    return (DeviceError, CheckpointError, CorpusError, DatasetError, TokenizerError, SerializationError,
+            ConfigError, FileNotFoundError)
+
+
+def _fail(command: str, exc: BaseException) -> int:
+    print(f"minitorch-ln {command}: error: {exc}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+# ------------------------------------------------------------------------------------------ info
 
 
 def _cmd_info(args) -> int:
@@ -30,14 +59,176 @@ def _cmd_info(args) -> int:
     return 0
 
 
+def _add_info(sub) -> None:
+    p = sub.add_parser("info", help="versions, and whether CuPy and a GPU are usable")
+    p.set_defaults(func=_cmd_info)
+
+
+# ------------------------------------------------------------------------------------------ train
+
+_TRAIN_HELP = """\
+Train a character-level GPT (nn.GPT) with AdamW, linear warm-up and cosine decay, and gradient
+clipping; evaluate on a held-out split; write checkpoints, metrics.jsonl, loss.png and a sample to
+--out.
+
+Without --text the corpus is built in: the docstrings of this Python's standard library (every
+module, class and function docstring in its .py files, read with `ast`, never imported), about
+1.7 million characters of English technical prose that every CPython installation carries. It
+differs between Python versions, so the run records its size and SHA-256.
+
+--resume continues the run in --out exactly where it stopped (same batches, same losses, the same
+final weights); --steps is the run's total, and only --steps and --device may change on resume.
+Ctrl-C saves a checkpoint and exits (status 130); a NaN/Inf loss stops the run (status 3) naming
+the step and the op, keeping the last good checkpoint.
+"""
+
+
+def _train_options(p) -> None:
+    from .train import TrainConfig  # noqa: PLC0415
+
+    d = TrainConfig()
+
+    def opt(flag, help_text, **kw):
+        # default None = "not given", so that --resume can tell a changed option from a default
+        p.add_argument(flag, default=None, help=help_text, **kw)
+
+    opt("--text", "a UTF-8 text file to train on (default: the standard library's docstrings)", metavar="PATH")
+    opt("--preset", f"model size (default {d.preset})", choices=["tiny", "small"])
+    opt("--steps", f"total optimizer steps of the run (default {d.steps})", type=int)
+    opt("--batch-size", f"sequences per step (default {d.batch_size})", type=int)
+    opt("--block-size", "context length in characters (default: the preset's)", type=int)
+    opt("--lr", f"peak learning rate (default {d.lr:g})", type=float)
+    opt("--min-lr", f"learning rate at the end of the cosine decay (default {d.min_lr:g})", type=float)
+    opt("--warmup-steps", f"linear warm-up steps (default {d.warmup_steps})", type=int)
+    opt("--lr-decay-steps", "step where the cosine decay reaches --min-lr (default: --steps)", type=int)
+    opt("--weight-decay", f"AdamW weight decay of weight matrices (default {d.weight_decay:g})", type=float)
+    opt("--grad-clip", f"clip the global gradient norm to this; 0 disables (default {d.grad_clip:g})", type=float)
+    opt("--dropout", f"dropout probability (default {d.dropout:g})", type=float)
+    opt("--norm", f"LayerNorm placement: pre (Pre-LN) or post (Post-LN) (default {d.norm})", choices=["pre", "post"])
+    opt("--device", f"cpu, cuda or cuda:N (default {d.device})")
+    opt("--seed", f"random seed (default {d.seed})", type=int)
+    opt("--eval-interval", f"evaluate the held-out loss every N steps (default {d.eval_interval})", type=int)
+    opt("--eval-batches", f"held-out batches per evaluation (default {d.eval_batches})", type=int)
+    opt("--checkpoint-interval", "write a checkpoint every N steps (default: --eval-interval)", type=int)
+    opt("--val-fraction", f"fraction of the text held out (default {d.val_fraction:g})", type=float)
+    p.add_argument("--out", default="runs/train", metavar="DIR", help="run directory (default runs/train)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (for logs)")
+
+
+def _cmd_train(args) -> int:
+    from .train import TrainConfig, train  # noqa: PLC0415
+
+    names = [f for f in TrainConfig.__dataclass_fields__]
+    overrides = {n: getattr(args, n) for n in names if hasattr(args, n)}
+    try:
+        summary = train(overrides, out_dir=args.out, resume=args.resume, progress=not args.no_progress)
+    except _user_errors() as exc:
+        return _fail("train", exc)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+        print("minitorch-ln train: interrupted again: stopped without saving; the last checkpoint is intact",
+              file=sys.stderr)
+        return 130
+    return summary["exit_code"]
+
+
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train a character-level GPT on text (default: stdlib docstrings)",
+                       description=_TRAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _train_options(p)
+    p.set_defaults(func=_cmd_train)
+
+
+# ------------------------------------------------------------------------------------------ sample
+
+
+def _cmd_sample(args) -> int:
+    from . import backend  # noqa: PLC0415
+    from .train import generate_text, load_model  # noqa: PLC0415
+
+    try:
+        if args.max_new_tokens < 0:
+            raise ValueError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
+        if not args.temperature > 0:
+            raise ValueError(f"--temperature must be > 0, got {args.temperature}")
+        if args.top_k is not None and args.top_k < 1:
+            raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
+        if args.device is not None and backend.Device(args.device).type == "cuda":
+            backend.cupy_or_error()
+        model, tok, _ = load_model(args.checkpoint, device=args.device)
+        prompt = args.prompt if args.prompt is not None else ("\n" if "\n" in tok.stoi else tok.chars[0])
+        backend.manual_seed(args.seed)
+        text = generate_text(model, tok, prompt, args.max_new_tokens, args.temperature, args.top_k)
+    except _user_errors() + (ValueError,) as exc:
+        return _fail("sample", exc)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _add_sample(sub) -> None:
+    p = sub.add_parser("sample", help="generate text from a checkpoint written by `train`")
+    p.add_argument("--checkpoint", default="runs/train", metavar="DIR",
+                   help="a run directory (its latest checkpoint) or a ckpt-* directory (default runs/train)")
+    p.add_argument("--prompt", default=None, help="text to continue (default: a newline)")
+    p.add_argument("--max-new-tokens", type=int, default=300, help="characters to generate (default 300)")
+    p.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default 1.0)")
+    p.add_argument("--top-k", type=int, default=None, help="sample only among the k likeliest characters")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: the run's)")
+    p.set_defaults(func=_cmd_sample)
+
+
+# ------------------------------------------------------------------------------------------ gradcheck
+
+
+def _cmd_gradcheck(args) -> int:
+    from .gradcheck_targets import TARGETS, run_gradcheck  # noqa: PLC0415
+
+    if args.list or args.name is None:
+        width = max(len(n) for n in TARGETS)
+        for name, t in TARGETS.items():
+            print(f"{name:<{width}}  {t.description} (default shape {' '.join(map(str, t.default_shape))})")
+        return 0 if args.list else _fail("gradcheck", ValueError("name an op or module to check (see --list)"))
+    try:
+        ok = run_gradcheck(args.name, shape=args.shape, eps=args.eps, atol=args.atol, rtol=args.rtol,
+                           dtype=args.dtype, seed=args.seed, device=args.device)
+    except _user_errors() + (ValueError, TypeError) as exc:
+        return _fail("gradcheck", exc)
+    return 0 if ok else 1
+
+
+def _add_gradcheck(sub) -> None:
+    p = sub.add_parser(
+        "gradcheck", help="finite-difference gradient check of an op or module, with a report",
+        description="Compare an op's or module's backward with central finite differences of its forward "
+                    "(every element of the Jacobian) and print the largest errors. float64 passes; try "
+                    "--dtype float32 to watch rounding make a correct backward fail.",
+    )
+    p.add_argument("name", nargs="?", help="the op or module to check (see --list)")
+    p.add_argument("--list", action="store_true", help="list the ops and modules that can be checked")
+    p.add_argument("--shape", type=int, nargs="+", default=None, help="input shape (default: the op's)")
+    p.add_argument("--eps", type=float, default=1e-6, help="finite-difference step (default 1e-6)")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (default 1e-3)")
+    p.add_argument("--dtype", default="float64", choices=["float64", "float32"], help="(default float64)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for the inputs (default 0)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    p.set_defaults(func=_cmd_gradcheck)
+
+
+# ------------------------------------------------------------------------------------------ parser
+
+SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="minitorch-ln",
         description="minitorch_ln: a tensor/autograd mini-framework built around LayerNorm.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p = sub.add_parser("info", help="versions, and whether CuPy and a GPU are usable")
-    p.set_defaults(func=_cmd_info)
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
 
 

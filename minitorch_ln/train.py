@@ -1,0 +1,585 @@
+"""The trainer behind ``minitorch-ln train``: a character-level GPT on real text, without PyTorch.
+
+One run, top to bottom (:func:`train`):
+
+1. read the corpus (``--text PATH``, or the standard library's docstrings), build a character
+   tokenizer, hold out the last ``val_fraction`` of the text;
+2. build ``nn.GPT`` from a preset, AdamW (weight decay on matrices only, as in nanoGPT), a linear
+   warm-up then cosine decay of the learning rate, gradient-norm clipping;
+3. train for ``steps`` steps with a tqdm bar (loss, tokens/s), evaluating the held-out loss every
+   ``eval_interval`` steps against the unigram baseline (the cross-entropy of predicting every
+   character by its frequency), writing ``metrics.jsonl`` and a checkpoint;
+4. at the end: a loss-curve PNG (when matplotlib is installed), a text sample, and the held-out loss
+   as a fraction of the unigram baseline.
+
+Resuming (``resume=True``) reloads the weights, AdamW's moments, the step, and every random
+generator's state, so the resumed run draws the same batches and dropout masks and its losses and
+final weights equal the uninterrupted run's (bit for bit on the CPU). Ctrl-C finishes the current
+step, saves a checkpoint and returns :data:`EXIT_INTERRUPTED`; a NaN/Inf loss or gradient stops the
+run before the update (keeping the last good checkpoint), and the step is re-run under
+``detect_anomaly`` to name the op that made it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from . import backend
+from .autograd import AnomalyError, detect_anomaly, no_grad
+from .autograd.anomaly import explain_nonfinite
+from .checkpoint import (
+    CheckpointError, get_rng_states, latest_step, read_checkpoint, set_rng_states, write_checkpoint,
+)
+from .data import CharTokenizer, TokenDataset, default_corpus, load_text
+
+__all__ = ["TrainConfig", "ConfigError", "train", "build_model", "load_model", "unigram_baseline",
+           "EXIT_OK", "EXIT_ERROR", "EXIT_NONFINITE", "EXIT_INTERRUPTED"]
+
+EXIT_OK, EXIT_ERROR, EXIT_NONFINITE, EXIT_INTERRUPTED = 0, 1, 3, 130
+SAMPLE_CHARS = 400
+SAMPLE_TEMPERATURE = 0.8
+
+
+class ConfigError(ValueError):
+    """A bad training option, or an option changed on ``--resume`` that must not change."""
+
+
+@dataclass
+class TrainConfig:
+    """Every option of a training run (the defaults are ``minitorch-ln train``'s).
+
+    The defaults were measured to reach a held-out loss under 0.7x the unigram baseline on the
+    standard-library docstrings in under 5 minutes on a 2-core CPU (see the README).
+    """
+
+    text: "str | None" = None  # a UTF-8 file; None: the standard library's docstrings
+    preset: str = "tiny"  # nn.GPTConfig.preset name
+    steps: int = 1500  # the run's total number of optimizer steps
+    batch_size: int = 32
+    block_size: "int | None" = None  # context length; None: the preset's
+    lr: float = 3e-3  # peak learning rate
+    min_lr: float = 3e-4  # the cosine decay's floor
+    warmup_steps: int = 100
+    lr_decay_steps: "int | None" = None  # where the cosine reaches min_lr; None: `steps` at the start
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float = 1.0  # max global gradient norm; 0 disables clipping
+    dropout: float = 0.0
+    norm: str = "pre"  # "pre": Pre-LN blocks (norm_first=True); "post": Post-LN
+    device: str = "cpu"
+    seed: int = 1337
+    eval_interval: int = 250
+    eval_batches: int = 8
+    checkpoint_interval: "int | None" = None  # None: every eval_interval
+    val_fraction: float = 0.1
+
+    # options that may differ between a run and its --resume
+    RESUMABLE = ("steps", "device")
+
+    def validate(self) -> "TrainConfig":
+        """Check every option; raises :class:`ConfigError` naming the option, the rule and the value."""
+        def need(ok, name, rule):
+            if not ok:
+                raise ConfigError(f"--{name.replace('_', '-')} must be {rule}, got {getattr(self, name)!r}")
+
+        for name in ("steps", "batch_size", "eval_interval", "eval_batches"):
+            need(isinstance(getattr(self, name), int) and getattr(self, name) >= 1, name, "a positive integer")
+        for name in ("block_size", "lr_decay_steps", "checkpoint_interval"):
+            v = getattr(self, name)
+            need(v is None or (isinstance(v, int) and v >= 1), name, "a positive integer")
+        need(isinstance(self.warmup_steps, int) and self.warmup_steps >= 0, "warmup_steps", "an integer >= 0")
+        if self.lr_decay_steps is not None:
+            need(self.lr_decay_steps > self.warmup_steps, "lr_decay_steps",
+                 f"larger than --warmup-steps ({self.warmup_steps}); it defaults to --steps")
+        need(self.lr > 0 and math.isfinite(self.lr), "lr", "a positive number")
+        need(0 <= self.min_lr <= self.lr, "min_lr", f"between 0 and --lr ({self.lr})")
+        need(self.weight_decay >= 0, "weight_decay", ">= 0")
+        need(0 <= self.beta1 < 1, "beta1", "in [0, 1)")
+        need(0 <= self.beta2 < 1, "beta2", "in [0, 1)")
+        need(self.grad_clip >= 0, "grad_clip", ">= 0 (0 disables clipping)")
+        need(0 <= self.dropout < 1, "dropout", "in [0, 1)")
+        need(self.norm in ("pre", "post"), "norm", "'pre' or 'post'")
+        need(0 < self.val_fraction < 1, "val_fraction", "in (0, 1)")
+        from .nn.gpt import GPTConfig  # noqa: PLC0415
+
+        presets = getattr(GPTConfig, "PRESETS", None)
+        if presets is not None:
+            need(self.preset in presets, "preset", "one of " + ", ".join(sorted(presets)))
+        backend.Device(self.device)  # raises DeviceError for an unknown device string
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ConfigError(f"unknown training options in the saved configuration: {sorted(unknown)}")
+        return cls(**d)
+
+
+# ----------------------------------------------------------------------------------------------
+# Model, optimizer, schedule
+# ----------------------------------------------------------------------------------------------
+
+
+def build_model(cfg: TrainConfig, vocab_size: int):
+    """``nn.GPT`` for ``cfg`` (preset, context length, dropout, Pre/Post-LN) on ``cfg.device``."""
+    from .nn.gpt import GPT, GPTConfig  # noqa: PLC0415
+
+    overrides = {"vocab_size": vocab_size, "dropout": cfg.dropout, "norm_first": cfg.norm == "pre"}
+    if cfg.block_size is not None:
+        overrides["block_size"] = cfg.block_size
+    return GPT(GPTConfig.preset(cfg.preset, **overrides), device=cfg.device)
+
+
+def build_optimizer(model, cfg: TrainConfig):
+    """AdamW with weight decay on matrices (dim >= 2) only: biases and norm gains are not decayed."""
+    from .optim import AdamW  # noqa: PLC0415
+
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), weight_decay=cfg.weight_decay)
+
+
+def build_scheduler(optimizer, cfg: TrainConfig):
+    """Linear warm-up over ``warmup_steps``, then cosine decay to ``min_lr`` at ``lr_decay_steps``."""
+    from .optim.lr_scheduler import LinearWarmupCosineLR  # noqa: PLC0415
+
+    return LinearWarmupCosineLR(optimizer, warmup_steps=cfg.warmup_steps, total_steps=cfg.lr_decay_steps,
+                                min_lr=cfg.min_lr)
+
+
+def unigram_baseline(dataset: TokenDataset, eval_batches, vocab_size: int) -> float:
+    """Held-out cross-entropy (nats/char) of predicting each character by its training frequency,
+    on exactly the characters the model's held-out loss is measured on."""
+    targets = np.concatenate([backend.to_device(y.data, "cpu").reshape(-1) for _, y in eval_batches])
+    return dataset.unigram_loss(targets, vocab_size)
+
+
+def evaluate(model, eval_batches) -> float:
+    """Mean cross-entropy over fixed held-out batches, in eval mode without recording a graph."""
+    model.eval()
+    total = 0.0
+    with no_grad():
+        for x, y in eval_batches:
+            _, loss = model(x, y)
+            total += float(loss.item())
+    model.train()
+    return total / len(eval_batches)
+
+
+def load_model(path, device=None):
+    """``(model, tokenizer, config)`` from a checkpoint (run directory or ``ckpt-*`` directory).
+
+    Raises:
+        CheckpointError: missing, corrupt or incompatible checkpoint.
+    """
+    from .nn.gpt import GPT, GPTConfig  # noqa: PLC0415
+
+    ck = read_checkpoint(path, load_optimizer=False)
+    try:
+        gcfg = GPTConfig.from_dict(ck["config"]["model"])
+        tok = CharTokenizer.from_dict(ck["config"]["tokenizer"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{ck['dir']}/config.json is not a training configuration ({exc})") from None
+    dev = device or ck["config"]["train"].get("device", "cpu")
+    model = GPT(gcfg, device=dev)
+    try:
+        model.load_state_dict(ck["model"])
+    except Exception as exc:  # StateDictError: names the missing/unexpected/wrong-shaped keys
+        raise CheckpointError(f"checkpoint {ck['dir']} does not match its own model config: {exc}") from None
+    model.eval()
+    return model, tok, ck["config"]
+
+
+# ----------------------------------------------------------------------------------------------
+# The run
+# ----------------------------------------------------------------------------------------------
+
+
+class _StopFlag:
+    """First Ctrl-C: finish the step, save, exit. Second Ctrl-C: the usual KeyboardInterrupt."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self):
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:  # not the main thread: leave Ctrl-C as it is
+            self._previous = None
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def _say(msg: str, quiet: bool = False) -> None:
+    if not quiet:
+        from tqdm import tqdm  # noqa: PLC0415
+
+        tqdm.write(msg, file=sys.stdout)
+
+
+def _resolve_resume(out_dir, overrides: dict):
+    """The saved run's config with ``--steps``/``--device`` applied; refuses any other change."""
+    ck = read_checkpoint(out_dir)
+    saved = TrainConfig.from_dict(ck["config"]["train"])
+    changed = []
+    for name, value in overrides.items():
+        if value is None or name in TrainConfig.RESUMABLE:
+            continue
+        old = getattr(saved, name)
+        if name == "text" and value is not None and old is not None:
+            same = os.path.abspath(value) == os.path.abspath(old)
+        else:
+            same = value == old or (isinstance(old, float) and isinstance(value, (int, float)) and float(value) == old)
+        if not same:
+            changed.append(f"--{name.replace('_', '-')} {value!r} (the run has {old!r})")
+    if changed:
+        raise ConfigError(
+            "on --resume only --steps and --device may change; the run in "
+            f"{out_dir} was started with other values: " + "; ".join(changed)
+            + ". Drop these options to continue it, or start a new run with another --out"
+        )
+    for name in TrainConfig.RESUMABLE:
+        if overrides.get(name) is not None:
+            setattr(saved, name, overrides[name])
+    return saved, ck
+
+
+def _read_corpus(cfg: TrainConfig):
+    return load_text(cfg.text) if cfg.text is not None else default_corpus()
+
+
+def _check_device(cfg: TrainConfig) -> None:
+    dev = backend.Device(cfg.device)
+    if dev.type == "cuda":
+        backend.cupy_or_error()  # DeviceError naming the extra to install when CuPy/a GPU is missing
+
+
+def _truncate_metrics(path, step: int) -> None:
+    """Drop metric records after ``step`` (written after the checkpoint a run resumes from)."""
+    if not os.path.exists(path):
+        return
+    from .serialization import atomic_write_text  # noqa: PLC0415
+
+    kept = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                if json.loads(line).get("step", 0) <= step:
+                    kept.append(line if line.endswith("\n") else line + "\n")
+            except json.JSONDecodeError:
+                break  # a line cut by a crash: everything after it is dropped too
+    atomic_write_text(path, "".join(kept))
+
+
+def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = False, progress: bool = True,
+          quiet: bool = False, on_step=None) -> dict:
+    """Run (or resume) a training run; see the module docstring.
+
+    Args:
+        overrides: ``{option: value}`` for :class:`TrainConfig` fields; ``None`` values mean "not
+            given" (the default, or on resume the saved value).
+        out_dir: the run directory (checkpoints, ``metrics.jsonl``, ``loss.png``, ``sample.txt``).
+        resume: continue the run in ``out_dir``; only ``steps`` and ``device`` may differ.
+        progress: show the tqdm bar. quiet: print nothing (tests).
+        on_step: optional ``callback(step, loss)`` after each optimizer step (tests use it to press Ctrl-C).
+
+    Returns:
+        a summary dict with ``exit_code`` (:data:`EXIT_OK`, :data:`EXIT_NONFINITE` or
+        :data:`EXIT_INTERRUPTED`), ``step``, ``val_loss``, ``unigram_loss``, ``ratio``, ``sample``, ...
+
+    Raises:
+        ConfigError, CorpusError, DatasetError, DeviceError, CheckpointError, TokenizerError: bad
+        input, each raised before anything in ``out_dir`` is written.
+    """
+    overrides = dict(overrides or {})
+    unknown = set(overrides) - {f.name for f in fields(TrainConfig)}
+    if unknown:
+        raise ConfigError(f"unknown training options: {sorted(unknown)}")
+    out_dir = os.fspath(out_dir)
+    ck = None
+    if resume:
+        if latest_step(out_dir) is None:
+            raise CheckpointError(f"--resume: {out_dir!r} holds no checkpoint to resume (start a run with --out {out_dir})")
+        cfg, ck = _resolve_resume(out_dir, overrides)
+    else:
+        if os.path.isdir(out_dir) and os.listdir(out_dir):
+            raise ConfigError(
+                f"{out_dir!r} already holds a run (or other files): pass --resume to continue it, or choose an "
+                "empty directory with --out; nothing was overwritten"
+            )
+        cfg = TrainConfig(**{k: v for k, v in overrides.items() if v is not None})
+        if cfg.lr_decay_steps is None:
+            cfg.lr_decay_steps = cfg.steps
+    cfg.validate()
+    _check_device(cfg)
+    corpus = _read_corpus(cfg)
+    if ck is not None and corpus.sha256 != ck["config"]["corpus"]["sha256"]:
+        raise ConfigError(
+            f"the corpus has changed since the run started (SHA-256 {corpus.sha256[:12]}... now, "
+            f"{ck['config']['corpus']['sha256'][:12]}... then): resuming would train on different text"
+        )
+    tok = CharTokenizer.from_dict(ck["config"]["tokenizer"]) if ck else CharTokenizer.from_text(corpus.text)
+    dataset = TokenDataset(tok.encode(corpus.text), val_fraction=cfg.val_fraction)
+
+    backend.manual_seed(cfg.seed)
+    model = build_model(cfg, tok.vocab_size)
+    block_size = model.config.block_size
+    dataset.check_block_size(block_size)  # DatasetError: context longer than the corpus allows
+    optimizer = build_optimizer(model, cfg)
+    scheduler = build_scheduler(optimizer, cfg)
+    eval_set = dataset.eval_batches(cfg.batch_size, block_size, cfg.eval_batches, device=cfg.device)
+    baseline = unigram_baseline(dataset, eval_set, tok.vocab_size)
+    run_config = {"model": model.config.to_dict(), "train": cfg.to_dict(), "tokenizer": tok.to_dict(),
+                  "corpus": corpus.info(), "unigram_loss": baseline}
+
+    step = 0
+    if ck is not None:
+        model.load_state_dict(ck["model"])
+        optimizer.load_state_dict(ck["optimizer"])
+        scheduler.load_state_dict(ck["state"]["scheduler"])
+        set_rng_states(ck["state"]["rng"])
+        step = ck["state"]["step"]
+        if step > cfg.steps:
+            raise ConfigError(f"the run in {out_dir} is already at step {step}, past --steps {cfg.steps}")
+    os.makedirs(out_dir, exist_ok=True)
+    metrics_path = os.path.join(out_dir, "metrics.jsonl")
+    _truncate_metrics(metrics_path, step)
+
+    _say(f"corpus: {corpus.description}\n        {corpus.num_chars:,} characters, vocabulary {tok.vocab_size}, "
+         f"sha256 {corpus.sha256[:16]}...", quiet)
+    _say(f"model:  GPT preset '{cfg.preset}', {model.num_parameters():,} parameters, {cfg.norm.capitalize()}-LN, "
+         f"context {block_size}, on {cfg.device}", quiet)
+    _say(f"run:    {'resuming at step ' + str(step) + ' of ' if step else ''}{cfg.steps} steps of "
+         f"{cfg.batch_size}x{block_size} tokens into {out_dir}; unigram baseline {baseline:.3f} nats/char", quiet)
+    if cfg.steps > cfg.lr_decay_steps:
+        _say(f"note:   the learning-rate schedule of this run ends at step {cfg.lr_decay_steps}; "
+             f"steps after it use --min-lr {cfg.min_lr:g}", quiet)
+
+    def checkpoint(val_loss=None):
+        if latest_step(out_dir) == step:
+            return
+        write_checkpoint(out_dir, step, model.state_dict(), optimizer.state_dict(), run_config,
+                         {"rng": get_rng_states(), "scheduler": scheduler.state_dict(),
+                          "val_loss": val_loss, "unigram_loss": baseline})
+
+    from tqdm import tqdm  # noqa: PLC0415
+
+    summary = {"exit_code": EXIT_OK, "out_dir": out_dir, "unigram_loss": baseline, "val_loss": None,
+               "corpus": corpus.info(), "num_parameters": model.num_parameters()}
+    val_loss = None
+    tokens_per_step = cfg.batch_size * block_size
+    ckpt_every = cfg.checkpoint_interval or cfg.eval_interval
+    params = list(model.parameters())
+    model.train()
+    bar = tqdm(total=cfg.steps, initial=step, disable=not progress or quiet, dynamic_ncols=True, unit="step",
+               file=sys.stderr)
+    t_run = time.perf_counter()
+    tok_rate = None
+    with _StopFlag() as stop, open(metrics_path, "a", encoding="utf-8") as metrics:
+        def log(record):
+            metrics.write(json.dumps(record) + "\n")
+            metrics.flush()
+
+        while step < cfg.steps:
+            if stop.requested:
+                break
+            t0 = time.perf_counter()
+            rng_before = get_rng_states()
+            x, y = dataset.get_batch("train", cfg.batch_size, block_size, device=cfg.device)
+            _, loss = model(x, y)
+            loss_value = float(loss.item())
+            optimizer.zero_grad()
+            grad_norm = float("nan")
+            if math.isfinite(loss_value):
+                loss.backward()
+                grad_norm = _clip(params, cfg.grad_clip)
+            if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):
+                bar.close()
+                report = _diagnose(model, dataset, cfg, block_size, rng_before)
+                what = f"the loss is {loss_value}" if not math.isfinite(loss_value) else f"the gradient norm is {grad_norm}"
+                last = latest_step(out_dir)
+                kept = (f"the last good checkpoint (step {last}) in {out_dir} is kept" if last is not None
+                        else "no checkpoint had been written yet")
+                _say(f"stopped at step {step + 1}: {what}; the weights were not updated, {kept}.\n{report}", quiet)
+                log({"step": step + 1, "event": "nonfinite", "loss": loss_value, "grad_norm": grad_norm})
+                summary.update(exit_code=EXIT_NONFINITE, step=step, failed_step=step + 1, anomaly=report)
+                return summary
+            optimizer.step()
+            lr = optimizer.param_groups[0]["lr"]
+            scheduler.step()
+            step += 1
+            dt = time.perf_counter() - t0
+            tok_rate = tokens_per_step / dt if tok_rate is None else 0.9 * tok_rate + 0.1 * tokens_per_step / dt
+            log({"step": step, "loss": loss_value, "lr": lr, "grad_norm": grad_norm,
+                 "tokens_per_s": round(tokens_per_step / dt, 1)})
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{tok_rate:,.0f}", refresh=False)
+            if step % cfg.eval_interval == 0 or step == cfg.steps:
+                val_loss = evaluate(model, eval_set)
+                log({"step": step, "val_loss": val_loss, "unigram_loss": baseline, "ratio": val_loss / baseline})
+                _say(f"step {step}: held-out loss {val_loss:.4f} ({val_loss / baseline:.3f} x unigram baseline "
+                     f"{baseline:.3f})", quiet or not progress)
+            if step % ckpt_every == 0 or step == cfg.steps:
+                checkpoint(val_loss)
+            if on_step is not None:
+                on_step(step, loss_value)
+        bar.close()
+        summary["step"] = step
+        summary["train_seconds"] = time.perf_counter() - t_run
+        if step < cfg.steps:  # Ctrl-C
+            checkpoint(val_loss)
+            _say(f"interrupted at step {step} of {cfg.steps}: checkpoint saved in {out_dir}; continue with "
+                 f"`minitorch-ln train --out {out_dir} --resume`", quiet)
+            summary["exit_code"] = EXIT_INTERRUPTED
+            return summary
+
+    if val_loss is None or latest_step(out_dir) != step:  # a resume with nothing left to train
+        val_loss = evaluate(model, eval_set)
+        checkpoint(val_loss)
+    summary.update(val_loss=val_loss, ratio=val_loss / baseline)
+    png = plot_losses(metrics_path, os.path.join(out_dir, "loss.png"), baseline)
+    backend.manual_seed(cfg.seed)  # the sample depends on the weights and the seed, not on the run's history
+    sample = generate_text(model, tok, "\n" if "\n" in tok.stoi else tok.chars[0], SAMPLE_CHARS, SAMPLE_TEMPERATURE)
+    words = corpus_word_fraction(sample, corpus.text)
+    from .serialization import atomic_write_text  # noqa: PLC0415
+
+    atomic_write_text(os.path.join(out_dir, "sample.txt"), sample)
+    summary.update(sample=sample, corpus_word_fraction=words, loss_png=png)
+    _say(f"\n--- sample ({SAMPLE_CHARS} characters, temperature {SAMPLE_TEMPERATURE}) ---\n{sample.strip()}\n---", quiet)
+    _say(f"words of the sample found in the corpus: {words:.0%}", quiet)
+    verdict = "meets" if val_loss <= 0.7 * baseline else "does not meet"
+    _say(f"held-out loss {val_loss:.4f} nats/char = {val_loss / baseline:.3f} x the unigram baseline {baseline:.4f} "
+         f"({verdict} the 0.7x target); {step} steps in {summary['train_seconds']:.0f} s", quiet)
+    _say(f"checkpoint: {out_dir} (weights: model.safetensors, loadable with safetensors.torch)"
+         + (f"; loss curve: {png}" if png else ""), quiet)
+    return summary
+
+
+def _clip(params, max_norm: float) -> float:
+    """Clip gradients to ``max_norm`` (when > 0) and return the global norm before clipping."""
+    from .nn.utils import clip_grad_norm_  # noqa: PLC0415
+
+    return float(clip_grad_norm_(params, max_norm if max_norm > 0 else math.inf).item())
+
+
+def _diagnose(model, dataset, cfg, block_size, rng_before) -> str:
+    """Re-run the failing step under ``detect_anomaly`` (same batch, same dropout) and name the op."""
+    after = get_rng_states()
+    set_rng_states(rng_before)
+    try:
+        with detect_anomaly(check_forward=False):
+            x, y = dataset.get_batch("train", cfg.batch_size, block_size, device=cfg.device)
+            _, loss = model(x, y)
+            model.zero_grad()
+            explained = explain_nonfinite(loss)
+            if explained is not None:
+                return "detect_anomaly (re-running the step): the loss is not finite: " + explained
+            loss.backward()
+        return ("detect_anomaly (re-running the step) found no NaN/Inf in the backward pass either; the gradient "
+                "overflowed only in the norm: lower --lr or keep --grad-clip")
+    except AnomalyError as exc:
+        return f"detect_anomaly (re-running the step): {exc}"
+    finally:
+        model.zero_grad()
+        set_rng_states(after)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sampling and reporting
+# ----------------------------------------------------------------------------------------------
+
+
+def generate_text(model, tok: CharTokenizer, prompt: str, max_new_tokens: int, temperature: float = 1.0,
+                  top_k=None) -> str:
+    """``prompt`` followed by ``max_new_tokens`` sampled characters (the prompt is kept, cropped to the
+    model's context while sampling). Raises :class:`TokenizerError` for characters the model never saw."""
+    from .tensor import tensor  # noqa: PLC0415
+
+    if not prompt:
+        raise ConfigError("the prompt is empty: give at least one character")
+    ids = tok.encode(prompt)
+    idx = tensor(ids[None, :], device=next(model.parameters()).device)  # (1, T)
+    model.eval()
+    with no_grad():
+        out = model.generate(idx, max_new_tokens, temperature=temperature, top_k=top_k)  # (1, T + new)
+    return tok.decode(backend.to_device(out.data, "cpu")[0])
+
+
+def corpus_word_fraction(sample: str, corpus_text: str) -> float:
+    """The fraction of the sample's words (runs of letters) that occur as words in the corpus."""
+    import re  # noqa: PLC0415
+
+    words = re.findall(r"[A-Za-z]+", sample)
+    if not words:
+        return 0.0
+    vocab = set(re.findall(r"[A-Za-z]+", corpus_text))
+    return sum(w in vocab for w in words) / len(words)
+
+
+def plot_losses(metrics_path, png_path, baseline: float) -> "str | None":
+    """Training and held-out loss against step, with the unigram baseline; ``None`` without matplotlib."""
+    try:
+        import matplotlib  # noqa: PLC0415
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError:
+        return None
+    train, val = [], []
+    with open(metrics_path, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            if "loss" in r and r.get("event") is None:
+                train.append((r["step"], r["loss"]))
+            if "val_loss" in r:
+                val.append((r["step"], r["val_loss"]))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if train:
+        s, v = np.array(train).T
+        k = max(1, len(v) // 50)
+        smooth = np.convolve(v, np.ones(k) / k, mode="valid")
+        ax.plot(s, v, color="tab:blue", alpha=0.25, lw=0.8)
+        ax.plot(s[k - 1:], smooth, color="tab:blue", label="training loss")
+    if val:
+        s, v = np.array(val).T
+        ax.plot(s, v, "o-", color="tab:orange", label="held-out loss")
+    ax.axhline(baseline, color="gray", ls="--", label=f"unigram baseline {baseline:.2f}")
+    ax.axhline(0.7 * baseline, color="gray", ls=":", label="0.7 x baseline")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy (nats/char)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return os.fspath(png_path)
+
+
+def fields_of_config() -> list:
+    """``(name, default)`` of every :class:`TrainConfig` option (for the CLI)."""
+    return [(f.name, f.default) for f in dataclasses.fields(TrainConfig)]
