@@ -215,6 +215,9 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool) -> np.d
     """
     a_dtype, b_dtype = np.dtype(a_dtype), np.dtype(b_dtype)
     if a_is_scalar == b_is_scalar:
+        ca, cb = _category(a_dtype), _category(b_dtype)
+        if ca != cb:  # int64 + float32 tensors -> float32 (NumPy would say float64)
+            return a_dtype if ca > cb else b_dtype
         return np.result_type(a_dtype, b_dtype)
     tensor_dt, scalar_dt = (b_dtype, a_dtype) if a_is_scalar else (a_dtype, b_dtype)
     if _category(scalar_dt) <= _category(tensor_dt):

@@ -52,6 +52,8 @@ def cast(x: Tensor, dtype) -> Tensor:
     dtype = backend.as_dtype(dtype)
     if x.dtype == dtype:
         return x
+    if dtype.kind != "f":  # integer and bool results carry no gradient (as PyTorch)
+        return Tensor._from_op(x.data.astype(dtype))
     return Cast.apply(x, dtype)
 
 
