@@ -44,7 +44,8 @@ def _outputs(fn, inputs):
 
 
 def _to_numpy(a):
-    return np.asarray(backend.to_device(a, "cpu"), dtype=np.float64)
+    # a copy: an output may be a view of the input that the finite differences perturb in place
+    return np.array(backend.to_device(a, "cpu"), dtype=np.float64)
 
 
 def _numerical_jacobian(fn, inputs, i, eps):
