@@ -11,6 +11,14 @@ is only meaningful in float64 (float32 rounding at eps = 1e-6 is about 0.1). An 
 
 ``fast_mode=True`` checks ``uᵀ J v`` for random ``u`` and ``v`` instead (one backward, two forwards
 per input), which catches a wrong backward with probability 1 at a fraction of the cost.
+
+``precision_aware=True`` checks a float32/float16 backward as it runs: analytical Jacobian in the
+working dtype, numerical one in float64, and a tolerance *derived* per entry (see
+:func:`precision_report`), so a rounding difference is explained rather than reported as a failure.
+
+On failure the error shows, per input, a table of the worst entries; for an op whose ``Function``
+defines ``term_check(ctx)`` (the LayerNorm family) it adds which backward term disagrees
+(:mod:`.check_reports`); ``heatmap="j.png"`` saves the Jacobians as a picture.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ class GradcheckError(RuntimeError):
         self.input_index = input_index
         self.output_index = output_index
         self.worst = worst or []
+        self.terms = []  # [(node name, TermReport)] for LayerNorm-family ops, filled on failure
 
 
 def _as_tuple(x):
@@ -133,31 +142,52 @@ def _check_dtypes(inputs, diff_idx):
             )
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False):
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False, *,
+              precision_aware=False, safety=10.0, heatmap=None):
     """Compare ``fn``'s analytical gradients with central finite differences.
 
     Args:
         fn: a function of Tensors returning a Tensor or a tuple of Tensors.
         inputs: a Tensor or a tuple of arguments; every Tensor with ``requires_grad`` is checked.
         eps: the finite-difference step.
-        atol, rtol: an entry fails when ``|analytical - numerical| > atol + rtol·|numerical|``.
+        atol, rtol: an entry fails when ``|analytical - numerical| > atol + rtol·|numerical|``
+            (unused with ``precision_aware``, which derives its tolerance).
         raise_exception: raise :class:`GradcheckError` on failure (else return False).
         fast_mode: check ``uᵀJv`` for random ``u``, ``v`` instead of the full Jacobian.
+        precision_aware: for float32/float16 inputs: analytical Jacobian in that dtype, numerical in
+            float64, tolerance from the dtype's machine epsilon, the inputs' magnitude and ``eps``
+            (:func:`precision_report`). ``fn`` must accept float64 copies of the inputs.
+        safety: the factor on the derived rounding error (``precision_aware`` only).
+        heatmap: a ``.png`` path: save the analytical and numerical Jacobians and their difference.
 
     Returns:
         True when every checked input passes.
 
     Raises:
-        GradcheckError: naming the input index, the element, the analytical and numerical values.
+        GradcheckError: naming the input index, the element, the analytical and numerical values;
+            for the LayerNorm family, also which backward term disagrees (``.terms``).
+        ValueError: no input requires grad, or ``fn`` returns no floating point Tensor.
     """
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
         raise ValueError("gradcheck: no input requires grad; set requires_grad=True on the inputs to check")
+    if precision_aware:
+        from .check_precision import precision_report  # noqa: PLC0415 - it imports this module
+
+        report = precision_report(fn, inputs, eps=eps, safety=safety)
+        if heatmap is not None:
+            _save_heatmap(heatmap, report.jacobians)
+        if report.ok:
+            return True
+        if raise_exception:
+            raise GradcheckError(str(report), input_index=report.failed[0], worst=report.worst)
+        return False
     _check_dtypes(inputs, diff_idx)
     outputs = _outputs(fn, inputs)
     if not outputs:
         raise ValueError("gradcheck: fn returned no floating point Tensor")
+    jacobians = {}
     try:
         if fast_mode:
             _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol)
@@ -166,14 +196,43 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             for i in diff_idx:
                 num = _numerical_jacobian(fn, inputs, i, eps)
                 ana = analytical[i]
+                jacobians[i] = (ana, num)
                 if not np.allclose(ana, num, atol=atol, rtol=rtol, equal_nan=False):
                     msg, worst = _failure_report(i, inputs[i], outputs, ana, num, atol, rtol)
-                    raise GradcheckError(msg, input_index=i, worst=worst)
-    except GradcheckError:
+                    err = GradcheckError(msg, input_index=i, worst=worst)
+                    _add_term_reports(err, outputs)
+                    raise err
+    except GradcheckError as err:
+        if heatmap is not None and jacobians:
+            _save_heatmap(heatmap, jacobians)
+            err.args = (f"{err.args[0]}\n  Jacobian heat-map saved to {heatmap}",)
         if raise_exception:
             raise
         return False
+    if heatmap is not None and jacobians:
+        _save_heatmap(heatmap, jacobians)
     return True
+
+
+def _save_heatmap(path, jacobians):
+    from .check_reports import jacobian_heatmap  # noqa: PLC0415 - matplotlib only when asked
+
+    jacobian_heatmap(jacobians, path)
+
+
+def _add_term_reports(err, outputs):
+    """Append, for each LayerNorm-family node in the graph, which backward term disagrees."""
+    from .check_reports import term_reports_for  # noqa: PLC0415
+
+    reports = term_reports_for(outputs)
+    if not reports:
+        return
+    err.terms = reports
+    parts = [err.args[0]]
+    for name, report in reports:
+        parts.append(f"  {name}: {report}" if isinstance(report, str) else
+                     "  " + str(report).replace("\n", "\n  ").replace("LayerNorm backward", f"{name}", 1))
+    err.args = ("\n".join(parts),)
 
 
 def _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol):
