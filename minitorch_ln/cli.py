@@ -216,9 +216,18 @@ def _add_gradcheck(sub) -> None:
     p.set_defaults(func=_cmd_gradcheck)
 
 
+# ------------------------------------------------------------------------------------------ graph
+
+
+def _add_graph(sub) -> None:
+    from .viz import register_graph_command  # noqa: PLC0415 - the command lives beside draw_graph
+
+    register_graph_command(sub)
+
+
 # ------------------------------------------------------------------------------------------ parser
 
-SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck]
+SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph]
 
 
 def build_parser() -> argparse.ArgumentParser:
