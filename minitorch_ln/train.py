@@ -110,9 +110,9 @@ class TrainConfig:
         need(0 <= self.dropout < 1, "dropout", "in [0, 1)")
         need(self.norm in ("pre", "post"), "norm", "'pre' or 'post'")
         need(0 < self.val_fraction < 1, "val_fraction", "in (0, 1)")
-        from .nn.gpt import GPTConfig  # noqa: PLC0415
+        from .nn import gpt  # noqa: PLC0415
 
-        presets = getattr(GPTConfig, "PRESETS", None)
+        presets = getattr(gpt, "PRESETS", None) or getattr(gpt.GPTConfig, "PRESETS", None)
         if presets is not None:
             need(self.preset in presets, "preset", "one of " + ", ".join(sorted(presets)))
         backend.Device(self.device)  # raises DeviceError for an unknown device string
@@ -430,8 +430,21 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
                 log({"step": step + 1, "event": "nonfinite", "loss": loss_value, "grad_norm": grad_norm})
                 summary.update(exit_code=EXIT_NONFINITE, step=step, failed_step=step + 1, anomaly=report)
                 return summary
-            optimizer.step()
             lr = optimizer.param_groups[0]["lr"]
+            optimizer.step()
+            bad = _nonfinite_parameter(model)
+            if bad is not None:  # finite gradients, but the update itself overflowed (a huge --lr)
+                bar.close()
+                last = latest_step(out_dir)
+                kept = (f"the last good checkpoint (step {last}) in {out_dir} is kept" if last is not None
+                        else "no checkpoint had been written yet")
+                report = (f"the loss ({loss_value:.4g}) and gradient norm ({grad_norm:.4g}) were finite, but the "
+                          f"AdamW update at learning rate {lr:g} made parameter '{bad}' non-finite: lower --lr")
+                _say(f"stopped at step {step + 1}: {report}; {kept}.", quiet)
+                log({"step": step + 1, "event": "nonfinite", "loss": loss_value, "grad_norm": grad_norm,
+                     "parameter": bad})
+                summary.update(exit_code=EXIT_NONFINITE, step=step, failed_step=step + 1, anomaly=report)
+                return summary
             scheduler.step()
             step += 1
             dt = time.perf_counter() - t0
@@ -479,6 +492,15 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
     _say(f"checkpoint: {out_dir} (weights: model.safetensors, loadable with safetensors.torch)"
          + (f"; loss curve: {png}" if png else ""), quiet)
     return summary
+
+
+def _nonfinite_parameter(model) -> "str | None":
+    """The name of the first parameter holding NaN/Inf, or None."""
+    for name, p in model.named_parameters():
+        xp = backend.get_array_module(p.data)
+        if not bool(xp.isfinite(p.data).all()):
+            return name
+    return None
 
 
 def _clip(params, max_norm: float) -> float:
