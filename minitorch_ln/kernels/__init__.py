@@ -1,0 +1,115 @@
+"""Fused array-level kernels: one NumPy implementation and one CUDA implementation behind one signature.
+
+Kernels know arrays only, never ``Tensor``. Each public function here looks at its first array
+and dispatches:
+
+- a ``numpy.ndarray`` goes to :mod:`minitorch_ln.kernels.layernorm` (NumPy, written with
+  ``xp = get_array_module(x)``, so it runs on CuPy arrays too);
+- a ``cupy.ndarray`` goes to :mod:`minitorch_ln.kernels.cuda_layernorm` (CuPy ``RawKernel`` /
+  ``ReductionKernel``), imported lazily the first time; a function that module does not define
+  (or the whole module, while it does not exist) falls back to the ``xp`` code above.
+
+LayerNorm kernel interface (every implementation keeps exactly this)
+--------------------------------------------------------------------
+
+``layer_norm_fwd(x, weight, bias, eps) -> (y, mean, rstd)``
+    ``x``: a C-contiguous 2-D array ``(N, D)``, one row per group of values normalized together.
+    ``weight``, ``bias``: ``(D,)`` arrays or ``None`` (they may be float32 when ``x`` is float16).
+    ``eps``: a Python float > 0, added to the biased variance inside the square root.
+    Returns ``y`` ``(N, D)`` in ``x``'s dtype, and ``mean``, ``rstd`` ``(N, 1)`` in float32 when
+    ``x`` is float16, else in ``x``'s dtype. A constant row gives exactly ``bias`` (0 without bias).
+
+``layer_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)``
+    ``dy``, ``x``: C-contiguous ``(N, D)``; ``mean``, ``rstd``: as returned by ``layer_norm_fwd``.
+    Returns ``dx`` ``(N, D)`` in ``x``'s dtype and ``dweight``, ``dbias`` ``(D,)`` (``None`` when
+    ``weight`` is ``None``), accumulated in float32 for float16 input and returned in the weight's
+    dtype. Implementations should re-centre ``x - mean`` (subtract its row mean) before using it:
+    the saved ``mean`` is rounded, which for rows with a large mean and a small spread would
+    otherwise bias every term of ``dx``.
+
+``layer_norm_stats(x, eps) -> (mean, rstd)``: only the statistics (the recompute-in-backward option).
+
+Also here, each dispatched the same way: ``rms_norm_fwd(x, weight, eps) -> (y, rstd)``,
+``rms_norm_bwd(dy, x, weight, rstd) -> (dx, dweight)``, ``batch_norm_fwd(x, weight, bias, eps) ->
+(y, mean, rstd)`` and ``batch_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)`` (for
+BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are ``(C,)``).
+
+For checking and teaching (always the ``xp`` implementation, never a CUDA kernel):
+``layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict`` (the backward split into its terms; the
+keys are listed in its docstring) and ``layer_norm_bwd_chain_rule(dy, x, weight, mean, rstd)`` (the
+step-by-step chain rule, equal to ``layer_norm_bwd``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import numpy as np
+
+from ..backend import get_array_module
+from . import layernorm as _numpy_impl
+from .layernorm import (  # noqa: F401 - re-exported: teaching/checking forms and thread control
+    get_num_threads, layer_norm_bwd_chain_rule, layer_norm_bwd_terms, set_num_threads, stat_dtype,
+)
+
+__all__ = [
+    "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
+    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "stat_dtype", "set_num_threads",
+    "get_num_threads",
+]
+
+_CUDA_MODULE = "minitorch_ln.kernels.cuda_layernorm"
+_cuda_impl = None  # the module once imported; False when it does not exist
+
+
+def _cuda_module():
+    """``cuda_layernorm``, or None while that module does not exist (an error inside it is raised)."""
+    global _cuda_impl
+    if _cuda_impl is None:
+        if importlib.util.find_spec(_CUDA_MODULE) is None:
+            _cuda_impl = False
+        else:
+            _cuda_impl = importlib.import_module(_CUDA_MODULE)
+    return _cuda_impl or None
+
+
+def _impl(name: str, array):
+    """The function ``name`` for ``array``'s array module."""
+    if get_array_module(array) is not np:
+        module = _cuda_module()
+        fn = getattr(module, name, None) if module is not None else None
+        if fn is not None:
+            return fn
+    return getattr(_numpy_impl, name)
+
+
+def layer_norm_fwd(x, weight, bias, eps):
+    """See the module docstring; dispatches on ``x``'s array module."""
+    return _impl("layer_norm_fwd", x)(x, weight, bias, eps)
+
+
+def layer_norm_bwd(dy, x, weight, mean, rstd):
+    """See the module docstring; dispatches on ``x``'s array module."""
+    return _impl("layer_norm_bwd", x)(dy, x, weight, mean, rstd)
+
+
+def layer_norm_stats(x, eps):
+    """See the module docstring; dispatches on ``x``'s array module."""
+    return _impl("layer_norm_stats", x)(x, eps)
+
+
+def rms_norm_fwd(x, weight, eps):
+    return _impl("rms_norm_fwd", x)(x, weight, eps)
+
+
+def rms_norm_bwd(dy, x, weight, rstd):
+    return _impl("rms_norm_bwd", x)(dy, x, weight, rstd)
+
+
+def batch_norm_fwd(x, weight, bias, eps):
+    return _impl("batch_norm_fwd", x)(x, weight, bias, eps)
+
+
+def batch_norm_bwd(dy, x, weight, mean, rstd):
+    return _impl("batch_norm_bwd", x)(dy, x, weight, mean, rstd)

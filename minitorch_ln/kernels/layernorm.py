@@ -1,0 +1,473 @@
+"""Normalization kernels on raw arrays: LayerNorm, RMSNorm and BatchNorm, forward and backward.
+
+Read this file next to ``docs/layernorm_backward.md``, which derives every formula used here. Every
+kernel works on a 2-D, C-contiguous array of *rows to normalize*: LayerNorm's ``(B, L, D)`` input
+arrives as ``(N, D)`` with ``N = B·L``; BatchNorm's ``(N, C, L)`` arrives as ``(C, N·L)``, one row
+per channel. The ops layer (``minitorch_ln/ops/normalization.py``) does that reshaping.
+
+Notation, per row of length ``D``::
+
+    mean = Σ x / D                      (N, 1)
+    var  = Σ (x - mean)² / D            (N, 1)   the biased variance
+    rstd = 1 / sqrt(var + eps)          (N, 1)   eps inside the square root
+    xhat = (x - mean) · rstd            (N, D)
+    y    = xhat · weight + bias         (N, D)   weight (γ) and bias (β) of shape (D,)
+
+    dxhat   = dy · weight                                          (N, D)
+    dx      = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat))   (N, D)
+    dweight = Σ_rows dy · xhat,   dbias = Σ_rows dy                (D,)
+
+Numerics, each explained where it is done:
+
+- two-pass variance, never E[x²] - E[x]², and the rows are first shifted by their first element,
+  so that a constant row has deviations of exactly zero and its output is exactly ``bias``;
+- float16 input is normalized in float32: statistics, ``xhat`` and the ``dweight``/``dbias`` sums
+  are float32, the output and ``dx`` are cast back to float16;
+- in backward ``xhat`` is re-centred, because the saved ``mean`` is rounded to the input's precision
+  (for a float32 row ``1e4 + 1e-3·noise`` that rounding is half the spread of the row).
+
+Written with ``xp = get_array_module(x)`` throughout, so the same code runs on CuPy arrays (it is
+the GPU fallback until ``cuda_layernorm`` exists). On the CPU, large inputs are cut into blocks of
+rows that fit in the L2 cache and the blocks are spread over a few threads (see
+:func:`_map_row_blocks`).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..backend import get_array_module
+
+__all__ = [
+    "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
+    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "stat_dtype", "set_num_threads",
+    "get_num_threads",
+]
+
+
+def stat_dtype(dtype) -> np.dtype:
+    """The dtype of statistics and parameter-gradient sums: float32 for float16 input, else the input's."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+# ==================================================================================================
+# Blocks of rows, spread over threads (CPU only)
+# ==================================================================================================
+#
+# A straightforward NumPy LayerNorm makes about ten passes over the whole (N, D) array, each one
+# streaming it from main memory, on one core. Three changes bring it closer to PyTorch:
+#   1. cut the rows into blocks of about BLOCK_ELEMENTS values (a few hundred KB), so that all the
+#      passes over one block run in the L2 cache and main memory is read and written once;
+#   2. sum rows and columns with a matrix-vector product (``a @ ones``), which BLAS does several
+#      times faster than ``a.sum(axis=1)``, and a row-wise dot product with ``einsum``, which needs
+#      no temporary array;
+#   3. split the rows into one contiguous chunk per thread. NumPy releases the GIL inside its
+#      loops, so the threads really run on different cores. Each block writes its own rows of the
+#      output, and the per-block partial sums of dweight/dbias are added afterwards in block
+#      order, so the result does not depend on the number of threads.
+
+BLOCK_ELEMENTS = 1 << 16  # 65,536 values: 256 KB of float32 per temporary
+
+
+def _default_threads() -> int:
+    env = os.environ.get("MINITORCH_LN_NUM_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+_num_threads = _default_threads()
+_pool: ThreadPoolExecutor | None = None
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads for the CPU kernels (1 turns threading off; default ``min(cpus, 4)``,
+    or the environment variable ``MINITORCH_LN_NUM_THREADS``)."""
+    global _num_threads, _pool
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
+    if _pool is not None:
+        _pool.shutdown(wait=True)
+        _pool = None
+    _num_threads = n
+
+
+def get_num_threads() -> int:
+    """The number of threads the CPU kernels use."""
+    return _num_threads
+
+
+def _map_row_blocks(fn, x) -> list:
+    """``[fn(rows) for rows in blocks]`` over slices of ``x``'s rows, on threads for large NumPy arrays."""
+    n_rows, row_len = x.shape
+    if get_array_module(x) is not np or n_rows * row_len <= BLOCK_ELEMENTS:
+        return [fn(slice(0, n_rows))]  # CuPy has its own parallelism; a small input is one block
+    step = max(1, BLOCK_ELEMENTS // max(row_len, 1))
+    blocks = [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+    n_threads = min(_num_threads, len(blocks))
+    if n_threads == 1:
+        return [fn(b) for b in blocks]
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=_num_threads, thread_name_prefix="minitorch_ln-kernels")
+    # one contiguous run of blocks per thread: fewer hand-overs of the GIL than one task per block
+    per = -(-len(blocks) // n_threads)
+    runs = [blocks[i:i + per] for i in range(0, len(blocks), per)]
+    results = _pool.map(lambda run: [fn(b) for b in run], runs)
+    return [r for run in results for r in run]
+
+
+def _sum_blocks(parts):
+    """Add per-block partial sums in block order (deterministic whatever the thread count)."""
+    total = parts[0].copy()
+    for p in parts[1:]:
+        total += p
+    return total
+
+
+def _row_mean(a):
+    """``(n, 1)`` mean of each row of ``a`` ``(n, D)``, summed by BLAS (``a @ ones``)."""
+    xp = get_array_module(a)
+    return (a @ xp.ones(a.shape[1], dtype=a.dtype))[:, None] / a.shape[1]
+
+
+def _row_dot_mean(a, b):
+    """``(n, 1)`` mean of ``a · b`` along each row, without a temporary ``(n, D)`` array."""
+    xp = get_array_module(a)
+    return xp.einsum("ij,ij->i", a, b)[:, None] / a.shape[1]
+
+
+def _col_sum(a):
+    """``(D,)`` sum of the rows of ``a`` ``(n, D)`` (``ones @ a``)."""
+    xp = get_array_module(a)
+    return xp.ones(a.shape[0], dtype=a.dtype) @ a
+
+
+# ==================================================================================================
+# The two pieces every normalization shares: row statistics, and dx from dxhat
+# ==================================================================================================
+
+
+def _row_stats(x, eps, sdt):
+    """``(xc, mean, rstd)`` of each row of ``x`` ``(n, D)``: ``xc = x - mean`` ``(n, D)`` in ``sdt``.
+
+    Two passes (the mean, then the squared deviations from it) after shifting every row by its
+    first element. The shift changes nothing mathematically (variance is shift-invariant) but makes
+    a constant row's deviations exactly zero, where a plain float32 mean of identical values can
+    differ from them by one rounding; and it keeps ``x - shift`` exact for rows with a large mean
+    and a small spread (Sterbenz: a difference of two floats within a factor 2 is exact).
+    """
+    xp = get_array_module(x)
+    shift = x[:, :1].astype(sdt)                             # (n, 1)
+    xc = xp.subtract(x, shift, dtype=sdt)                    # (n, D)  x - shift
+    mean_shifted = _row_mean(xc)                             # (n, 1)  mean(x - shift)
+    xc -= mean_shifted                                       # (n, D)  x - mean
+    var = _row_dot_mean(xc, xc)                              # (n, 1)  biased: / D, not / (D - 1)
+    rstd = 1.0 / xp.sqrt(var + eps)                          # (n, 1)  eps inside the sqrt
+    mean = shift + mean_shifted                              # (n, 1)
+    return xc, mean.astype(sdt, copy=False), rstd.astype(sdt, copy=False)
+
+
+def _xhat_from_stats(x, mean, rstd):
+    """``xhat`` ``(n, D)`` recomputed from ``x`` and the saved statistics, re-centred.
+
+    ``mean`` was rounded to the statistics dtype when saved. For a float32 row ``1e4 + 1e-3·noise``
+    that rounding (up to 5e-4) is about half the row's spread, so ``x - mean`` would carry a
+    constant offset and every term of ``dx`` that multiplies ``xhat`` would be wrong. Subtracting
+    the row mean of ``x - mean`` once more removes the offset: ``Σ_D xhat = 0`` again, as the
+    derivation assumes. On well-conditioned rows the correction is at the rounding level.
+    """
+    xp = get_array_module(x)
+    xc = xp.subtract(x, mean, dtype=mean.dtype)              # (n, D)  x - mean (rounded mean)
+    xc -= _row_mean(xc)                                      # (n, D)  re-centred
+    xc *= rstd                                               # (n, D)  xhat
+    return xc
+
+
+def _dx_from_dxhat(dxhat, xhat, rstd, out=None):
+    """``dx = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat))``, each row; ``(n, D)``.
+
+    The compact form of the chain rule through ``xhat = (x - mean) · rstd`` (docs, section 3). The
+    three terms are the three paths from ``x`` to the loss: directly through ``xhat``, through
+    ``mean``, and through ``rstd`` (that is, through the variance). Overwrites ``dxhat`` and
+    ``xhat`` (they are temporaries of the caller).
+    """
+    xp = get_array_module(dxhat)
+    mean_dxhat = _row_mean(dxhat)                            # (n, 1)
+    mean_dxhat_xhat = _row_dot_mean(dxhat, xhat)             # (n, 1)
+    dx = dxhat
+    dx -= mean_dxhat                          # term 1 (dxhat) and term 2 (through the mean)
+    xhat *= mean_dxhat_xhat
+    dx -= xhat                                # term 3 (through rstd, i.e. the variance)
+    if out is None:
+        dx *= rstd
+        return dx
+    return xp.multiply(dx, rstd, out=out, casting="same_kind")
+
+
+# ==================================================================================================
+# LayerNorm: rows of x (N, D); weight and bias (D,) along the row
+# ==================================================================================================
+
+
+def layer_norm_fwd(x, weight, bias, eps):
+    """LayerNorm forward on the rows of ``x``.
+
+    Args:
+        x: ``(N, D)`` C-contiguous float16/32/64 array, one row per normalized group.
+        weight, bias: ``(D,)`` arrays (γ and β) or ``None`` (float32 with float16 ``x`` is fine).
+        eps: a float > 0, added to the variance inside the square root.
+    Returns:
+        ``(y, mean, rstd)``: ``y`` ``(N, D)`` in ``x``'s dtype; ``mean`` and ``rstd`` ``(N, 1)`` in
+        :func:`stat_dtype` of ``x`` (float32 for float16).
+    """
+    xp = get_array_module(x)
+    N, D = x.shape
+    sdt = stat_dtype(x.dtype)
+    y = xp.empty((N, D), dtype=x.dtype)                      # (N, D)
+    mean = xp.empty((N, 1), dtype=sdt)                       # (N, 1)
+    rstd = xp.empty((N, 1), dtype=sdt)                       # (N, 1)
+
+    def rows(r):
+        xc, mean[r], rstd[r] = _row_stats(x[r], eps, sdt)    # (n, D), (n, 1), (n, 1)
+        xhat = xc
+        xhat *= rstd[r]                                      # (n, D)  in place: xc becomes xhat
+        if weight is not None:
+            xhat *= weight                                   # (n, D)  · γ
+        if bias is None:
+            y[r] = xhat
+        else:  # + β, written straight into y; exactly β where xhat = 0
+            xp.add(xhat, bias, out=y[r], casting="same_kind")
+
+    _map_row_blocks(rows, x)
+    return y, mean, rstd
+
+
+def layer_norm_stats(x, eps):
+    """Only ``(mean, rstd)`` ``(N, 1)`` of the rows of ``x`` ``(N, D)`` (backward's recompute option)."""
+    xp = get_array_module(x)
+    N = x.shape[0]
+    sdt = stat_dtype(x.dtype)
+    mean = xp.empty((N, 1), dtype=sdt)
+    rstd = xp.empty((N, 1), dtype=sdt)
+
+    def rows(r):
+        _, mean[r], rstd[r] = _row_stats(x[r], eps, sdt)
+
+    _map_row_blocks(rows, x)
+    return mean, rstd
+
+
+def layer_norm_bwd(dy, x, weight, mean, rstd):
+    """LayerNorm backward, the compact hand-derived form (docs/layernorm_backward.md, section 3).
+
+    Args:
+        dy: ``(N, D)`` upstream gradient, C-contiguous, ``x``'s dtype.
+        x: ``(N, D)`` the forward's input.
+        weight: ``(D,)`` or ``None``.
+        mean, rstd: ``(N, 1)`` saved by :func:`layer_norm_fwd`.
+    Returns:
+        ``(dx, dweight, dbias)``: ``dx`` ``(N, D)`` in ``x``'s dtype; ``dweight`` and ``dbias``
+        ``(D,)``, summed in the statistics dtype and returned in ``weight``'s dtype, or ``None``
+        when ``weight`` is ``None``.
+    """
+    xp = get_array_module(x)
+    N, D = x.shape
+    sdt = mean.dtype
+    dx = xp.empty((N, D), dtype=x.dtype)                     # (N, D)
+
+    def rows(r):
+        xhat = _xhat_from_stats(x[r], mean[r], rstd[r])      # (n, D)
+        dy_r = dy[r].astype(sdt, copy=False)                 # (n, D)
+        if weight is None:
+            _dx_from_dxhat(dy_r.copy(), xhat, rstd[r], out=dx[r])   # dxhat = dy when there is no γ
+            return None
+        dweight = _col_sum(dy_r * xhat)                      # (D,)    dγ = Σ_rows dy · xhat
+        dbias = _col_sum(dy_r)                               # (D,)    dβ = Σ_rows dy
+        dxhat = dy_r * weight                                # (n, D)  dxhat = dy · γ
+        _dx_from_dxhat(dxhat, xhat, rstd[r], out=dx[r])      # (n, D)  (overwrites dxhat and xhat)
+        return dweight, dbias
+
+    parts = _map_row_blocks(rows, x)
+    if weight is None:
+        return dx, None, None
+    dweight = _sum_blocks([p[0] for p in parts]).astype(weight.dtype, copy=False)
+    dbias = _sum_blocks([p[1] for p in parts]).astype(weight.dtype, copy=False)
+    return dx, dweight, dbias
+
+
+def layer_norm_bwd_chain_rule(dy, x, weight, mean, rstd):
+    """The same backward as :func:`layer_norm_bwd`, unrolled step by step through the forward graph.
+
+    The forward, one named intermediate per step::
+
+        mu = mean(x);  xc = x - mu;  var = mean(xc²);  rstd = (var + eps)^(-1/2);
+        xhat = xc · rstd;  y = xhat · γ + β
+
+    walked backwards, one line of the chain rule per step (docs, section 2). This is the form to
+    learn from; :func:`layer_norm_bwd` is the form that runs, and the tests hold the two equal.
+    Shapes and return value as :func:`layer_norm_bwd`; no blocking, no threads.
+    """
+    xp = get_array_module(x)
+    D = x.shape[1]
+    sdt = mean.dtype
+    x_s, dy_s = x.astype(sdt), dy.astype(sdt)                # (N, D)
+    xc = x_s - mean                                          # (N, D)
+    xc -= xc.mean(axis=1, keepdims=True)                     # re-centred, as in layer_norm_bwd
+    xhat = xc * rstd                                         # (N, D)
+    # y = xhat · γ + β
+    dbias = dy_s.sum(axis=0)                                 # (D,)
+    dweight = (dy_s * xhat).sum(axis=0)                      # (D,)
+    dxhat = dy_s * weight if weight is not None else dy_s    # (N, D)
+    # xhat = xc · rstd: two inputs, xc and rstd
+    dxc = dxhat * rstd                                       # (N, D)  ∂xhat/∂xc = rstd
+    drstd = (dxhat * xc).sum(axis=1, keepdims=True)          # (N, 1)  ∂xhat/∂rstd = xc, summed over the row
+    # rstd = (var + eps)^(-1/2)
+    dvar = drstd * (-0.5) * rstd**3                          # (N, 1)
+    # var = Σ xc² / D: a second path into xc
+    dxc += dvar * 2.0 * xc / D                               # (N, D)
+    # xc = x - mu: into x directly, and into mu with a minus sign
+    dmu = -dxc.sum(axis=1, keepdims=True)                    # (N, 1)
+    # mu = Σ x / D
+    dx = dxc + dmu / D                                       # (N, D)
+    if weight is None:
+        return dx.astype(x.dtype, copy=False), None, None
+    return dx.astype(x.dtype, copy=False), dweight.astype(weight.dtype), dbias.astype(weight.dtype)
+
+
+def layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict:
+    """The backward split into its terms, so that each can be checked on its own.
+
+    Arguments as :func:`layer_norm_bwd`. Returns a dict of arrays, all in the statistics dtype
+    (float32 for float16 input), keyed:
+
+    - ``"xhat"`` ``(N, D)``: ``(x - mean) · rstd``;
+    - ``"dxhat"`` ``(N, D)``: ``dy · weight`` (``dy`` when ``weight`` is None);
+    - ``"dx_direct"`` ``(N, D)``: ``rstd · dxhat``, the path through ``xhat`` with ``mean`` and
+      ``rstd`` held fixed (finite differences of ``Σ dy·y`` with frozen statistics);
+    - ``"dx_via_mean"`` ``(N, D)``: ``-rstd · mean(dxhat)``, the path through ``mean`` (each row's
+      entries are equal): differences of ``Σ dy·y`` moving ``x`` only inside ``mean(x)``;
+    - ``"dx_via_rstd"`` ``(N, D)``: ``-rstd · xhat · mean(dxhat · xhat)``, the path through
+      ``rstd``: differences moving ``x`` only inside ``rstd(x)``;
+    - ``"dx"`` ``(N, D)``: the sum of the three, equal to :func:`layer_norm_bwd`'s ``dx``;
+    - ``"dweight"``, ``"dbias"`` ``(D,)``: ``Σ_rows dy · xhat`` and ``Σ_rows dy`` (present whatever
+      ``weight`` is).
+    """
+    xp = get_array_module(x)
+    D = x.shape[1]
+    sdt = mean.dtype
+    dy_s = dy.astype(sdt)
+    xhat = _xhat_from_stats(x, mean, rstd)                                    # (N, D)
+    dxhat = dy_s * weight if weight is not None else dy_s                    # (N, D)
+    dx_direct = rstd * dxhat                                                  # (N, D)
+    dx_via_mean = xp.broadcast_to(-rstd * dxhat.sum(axis=1, keepdims=True) / D, dxhat.shape).copy()
+    dx_via_rstd = -rstd * xhat * ((dxhat * xhat).sum(axis=1, keepdims=True) / D)  # (N, D)
+    return {
+        "xhat": xhat,
+        "dxhat": dxhat,
+        "dx_direct": dx_direct,
+        "dx_via_mean": dx_via_mean,
+        "dx_via_rstd": dx_via_rstd,
+        "dx": dx_direct + dx_via_mean + dx_via_rstd,
+        "dweight": (dy_s * xhat).sum(axis=0),
+        "dbias": dy_s.sum(axis=0),
+    }
+
+
+# ==================================================================================================
+# RMSNorm: rows of x (N, D), no centring; weight (D,)
+# ==================================================================================================
+#
+#   rstd = 1 / sqrt(mean(x²) + eps),  xhat = x · rstd,  y = xhat · γ
+#   dx = rstd · (dxhat - xhat · mean(dxhat · xhat)),  dγ = Σ_rows dy · xhat
+# (LayerNorm's formula without the mean term: there is no mean to differentiate through.)
+
+
+def rms_norm_fwd(x, weight, eps):
+    """RMSNorm forward: ``x`` ``(N, D)``, ``weight`` ``(D,)`` or None → ``(y (N, D), rstd (N, 1))``."""
+    xp = get_array_module(x)
+    N, D = x.shape
+    sdt = stat_dtype(x.dtype)
+    y = xp.empty((N, D), dtype=x.dtype)
+    rstd = xp.empty((N, 1), dtype=sdt)
+
+    def rows(r):
+        x_r = x[r].astype(sdt, copy=False)                                    # (n, D)
+        ms = _row_dot_mean(x_r, x_r)                                          # (n, 1)  mean(x²)
+        rstd[r] = 1.0 / xp.sqrt(ms + eps)                                     # (n, 1)
+        xhat = x_r * rstd[r]                                                  # (n, D)
+        if weight is not None:
+            xhat *= weight
+        y[r] = xhat
+
+    _map_row_blocks(rows, x)
+    return y, rstd
+
+
+def rms_norm_bwd(dy, x, weight, rstd):
+    """RMSNorm backward → ``(dx (N, D), dweight (D,) or None)``, sums in the statistics dtype."""
+    xp = get_array_module(x)
+    N, D = x.shape
+    sdt = rstd.dtype
+    dx = xp.empty((N, D), dtype=x.dtype)
+
+    def rows(r):
+        xhat = xp.multiply(x[r], rstd[r], dtype=sdt)                          # (n, D)
+        dy_r = dy[r].astype(sdt, copy=False)                                  # (n, D)
+        dweight = None if weight is None else _col_sum(dy_r * xhat)           # (D,)  dγ = Σ_rows dy · xhat
+        dxhat = dy_r * weight if weight is not None else dy_r                 # (n, D)
+        mean_dxhat_xhat = _row_dot_mean(dxhat, xhat)                          # (n, 1)
+        xhat *= mean_dxhat_xhat
+        # dx = rstd · (dxhat - xhat · mean(dxhat · xhat))
+        xp.multiply(dxhat - xhat, rstd[r], out=dx[r], casting="same_kind")
+        return dweight
+
+    parts = _map_row_blocks(rows, x)
+    dweight = None if weight is None else _sum_blocks(parts).astype(weight.dtype, copy=False)
+    return dx, dweight
+
+
+# ==================================================================================================
+# BatchNorm: rows of x are channels, (C, M) with M = N·L; weight and bias (C,) across the rows
+# ==================================================================================================
+#
+# The same statistics and the same dx formula as LayerNorm, over the other axis: BatchNorm
+# normalizes each channel over the batch (and length), so γ and β scale whole rows here.
+
+
+def batch_norm_fwd(x, weight, bias, eps):
+    """BatchNorm forward with batch statistics: ``x`` ``(C, M)`` → ``(y (C, M), mean (C, 1), rstd (C, 1))``.
+
+    ``weight``/``bias`` ``(C,)`` or None. ``mean`` and ``rstd`` in :func:`stat_dtype`.
+    """
+    sdt = stat_dtype(x.dtype)
+    xc, mean, rstd = _row_stats(x, eps, sdt)                 # (C, M), (C, 1), (C, 1)
+    xhat = xc
+    xhat *= rstd                                             # (C, M)
+    if weight is not None:
+        xhat *= weight[:, None]                              # (C, M)  γ per channel
+    if bias is not None:
+        xhat += bias[:, None]                                # (C, M)  β per channel
+    return xhat.astype(x.dtype, copy=False), mean, rstd
+
+
+def batch_norm_bwd(dy, x, weight, mean, rstd):
+    """BatchNorm backward (batch statistics): ``(dx (C, M), dweight (C,), dbias (C,))``.
+
+    ``dweight``/``dbias`` are ``None`` when ``weight`` is None; sums in the statistics dtype,
+    returned in ``weight``'s dtype.
+    """
+    sdt = mean.dtype
+    xhat = _xhat_from_stats(x, mean, rstd)                   # (C, M)
+    dy_s = dy.astype(sdt, copy=False)                        # (C, M)
+    if weight is None:
+        return _dx_from_dxhat(dy_s.copy(), xhat, rstd).astype(x.dtype, copy=False), None, None
+    dweight = _row_dot_mean(dy_s, xhat)[:, 0] * x.shape[1]   # (C,)  Σ over the batch of dy · xhat
+    dbias = _row_mean(dy_s)[:, 0] * x.shape[1]               # (C,)  Σ over the batch of dy
+    dxhat = dy_s * weight[:, None]                           # (C, M)
+    dx = _dx_from_dxhat(dxhat, xhat, rstd).astype(x.dtype, copy=False)   # (C, M)
+    return dx, dweight.astype(weight.dtype, copy=False), dbias.astype(weight.dtype, copy=False)
