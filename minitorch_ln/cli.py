@@ -161,7 +161,7 @@ def _cmd_sample(args) -> int:
         text = generate_text(model, tok, prompt, args.max_new_tokens, args.temperature, args.top_k)
     except _user_errors() + (ValueError,) as exc:
         return _fail("sample", exc)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    print(text)  # the prompt, the generated characters, and one newline
     return 0
 
 
