@@ -61,9 +61,13 @@ class detect_anomaly:
 
     Raises:
         AnomalyError: see the module docstring.
+        TypeError: ``check_nan`` or ``check_forward`` is not a bool.
     """
 
     def __init__(self, check_nan: bool = True, check_forward: bool = False):
+        for name, value in (("check_nan", check_nan), ("check_forward", check_forward)):
+            if not isinstance(value, bool):
+                raise TypeError(f"detect_anomaly: {name} must be a bool, got {type(value).__name__} {value!r}")
         self.check_nan = check_nan
         self.check_forward = check_forward
 
