@@ -1,0 +1,122 @@
+"""embedding (gather + scatter-add backward, padding_idx) and dropout (seeded mask, scaling)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch_ln as mt
+from minitorch_ln.autograd import gradcheck, gradgradcheck
+
+from helpers import compare_with_torch, t64, torch
+
+F = torch.nn.functional
+
+IDS = np.array([[1, 3, 1], [0, 4, 1]])  # id 1 appears three times: its row's gradient is the sum
+
+
+def test_embedding_gradcheck_and_gradgradcheck(rng):
+    w = t64(rng.standard_normal((5, 3)))
+    ids = mt.tensor(IDS)
+    assert gradcheck(lambda t: mt.embedding(ids, t), (w,))
+    assert gradgradcheck(lambda t: mt.embedding(ids, t) * mt.embedding(ids, t), (w,))
+    # padding_idx freezes a row by definition (its true derivative is not zero): check the others
+    assert gradcheck(lambda t: mt.embedding(ids, t, padding_idx=2), (w,))
+    assert gradgradcheck(lambda t: mt.embedding(ids, t, padding_idx=1) ** 2, (w,))  # first derivative: padding row stays 0
+
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -1])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_embedding_matches_torch(padding_idx, dtype, rng, device):
+    w = rng.standard_normal((5, 4)).astype(dtype)
+    compare_with_torch(lambda t: mt.embedding(mt.tensor(IDS, device=device), t, padding_idx=padding_idx),
+                       lambda t: F.embedding(torch.from_numpy(IDS).to(t.device), t, padding_idx=padding_idx),
+                       [w], device=device)
+
+
+def test_repeated_ids_sum_and_padding_row_gets_nothing():
+    w = mt.ones(4, 2, dtype="float64", requires_grad=True)
+    out = mt.embedding(mt.tensor([[2, 2, 0], [2, 3, 0]]), w, padding_idx=0)
+    out.backward(mt.ones(2, 3, 2, dtype="float64"))
+    np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [0, 0], [3, 3], [1, 1]])
+
+
+@given(st.integers(1, 8), st.integers(1, 4), st.lists(st.integers(0, 7), min_size=1, max_size=12))
+def test_property_embedding_gradient_counts_occurrences(vocab, dim, ids):
+    ids = np.array([i % vocab for i in ids])
+    w = mt.zeros(vocab, dim, dtype="float64", requires_grad=True)
+    out = mt.embedding(mt.tensor(ids), w)
+    assert out.shape == (len(ids), dim)
+    out.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], np.bincount(ids, minlength=vocab))
+
+
+def test_embedding_bad_input():
+    w = mt.randn(5, 3)
+    with pytest.raises(IndexError, match=r"token id 5 is out of range for a vocabulary of size 5"):
+        mt.embedding(mt.tensor([0, 5]), w)
+    with pytest.raises(IndexError, match=r"token id -1 is out of range for a vocabulary of size 5"):
+        mt.embedding(mt.tensor([-1, 2]), w)
+    with pytest.raises(TypeError, match="must be an integer tensor of token ids.*float32"):
+        mt.embedding(mt.tensor([0.0, 1.0]), w)
+    with pytest.raises(TypeError, match=r"weight must be a 2-D tensor.*\(5,\)"):
+        mt.embedding(mt.tensor([0]), mt.randn(5))
+    with pytest.raises(IndexError, match="padding_idx 7 must be an int in"):
+        mt.embedding(mt.tensor([0]), w, padding_idx=7)
+
+
+# ---------------------------------------------------------------------------------------- dropout
+
+
+def test_dropout_mask_scaling_and_gradient():
+    x = mt.ones(1000, dtype="float64", requires_grad=True)
+    y = mt.dropout(x, p=0.25)
+    vals = np.unique(y.detach().numpy())
+    np.testing.assert_allclose(vals, [0.0, 1.0 / 0.75])
+    kept = y.detach().numpy() != 0
+    assert 0.65 < kept.mean() < 0.85
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), kept / 0.75)  # the gradient goes through the same mask
+
+
+def test_dropout_gradcheck_with_fixed_mask():
+    x = t64(np.arange(1.0, 7.0).reshape(2, 3))
+
+    def fn(t):
+        mt.manual_seed(3)  # the same mask on every call of the finite differences
+        return mt.dropout(t, 0.5)
+
+    assert gradcheck(fn, (x,))
+
+
+def test_dropout_is_reproducible_with_manual_seed():
+    mt.manual_seed(7)
+    a = mt.dropout(mt.ones(50), 0.5).numpy()
+    mt.manual_seed(7)
+    b = mt.dropout(mt.ones(50), 0.5).numpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, mt.dropout(mt.ones(50), 0.5).numpy())
+
+
+@given(st.floats(0.0, 1.0), st.booleans())
+def test_property_dropout_values_are_zero_or_scaled(p, training):
+    x = mt.ones(64, dtype="float64")
+    y = mt.dropout(x, p, training).numpy()
+    if not training or p == 0:
+        np.testing.assert_array_equal(y, 1.0)
+    elif p == 1:
+        np.testing.assert_array_equal(y, 0.0)
+    else:
+        assert np.all((y == 0) | np.isclose(y, 1 / (1 - p)))
+
+
+def test_dropout_edge_cases_and_bad_input():
+    x = mt.randn(3, 4)
+    assert mt.dropout(x, 0.5, training=False) is x
+    assert np.all(mt.dropout(x, 1.0).numpy() == 0)
+    assert mt.dropout(x.double(), 0.3).dtype == np.float64
+    for p in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="probability p must be between 0 and 1"):
+            mt.dropout(x, p)
+    with pytest.raises(TypeError, match="expected a floating point tensor"):
+        mt.dropout(mt.tensor([1, 2]), 0.5)
