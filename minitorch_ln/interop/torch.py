@@ -112,6 +112,7 @@ class ModuleDiff:
     param_diffs: dict = field(default_factory=dict)  # local name -> largest |Δ| of its gradient
     weight_diffs: dict = field(default_factory=dict)  # local name -> largest |Δ| of its value
     bad_params: list = field(default_factory=list)  # local names whose gradients differ
+    dout_ok: bool = True  # the gradient arriving at its output agrees
     forward_ok: bool = True
     backward_ok: bool = True
     note: str = ""
@@ -198,9 +199,16 @@ class ModuleComparison:
             if ff is not None and fb is not None:
                 out.append("backward: gradients differ too, as they must once the forward differs")
             elif fb is not None:
-                what = (f"the gradients of its parameters {', '.join(fb.bad_params)} differ" if fb.bad_params
-                        else "the gradient of its output differs (look at the module that consumes it)")
-                out.append(f"backward: gradients first part at {fb.name or '(model)'} ({fb.type}): {what}")
+                where = f"backward: gradients first part at {fb.name or '(model)'} ({fb.type})"
+                if fb.dout_ok:
+                    out.append(f"{where}: the gradient reaching its output agrees but its parameters' "
+                               f"({', '.join(fb.bad_params)}) do not, so its own backward is wrong")
+                else:
+                    after = self.rows[self.rows.index(fb) + 1:]
+                    nxt = next((f"{r.name} ({r.type})" for r in after if not fb.name.startswith(r.name + ".")
+                                and r.name != ""), "the model's output")
+                    out.append(f"{where}: the gradient reaching its output already differs, so the backward of "
+                               f"what consumes that output is wrong (the next module to run was {nxt})")
             elif not all(d is None or d[1] for d in self.input_grad_diffs):
                 out.append("backward: only the gradients of the inputs differ")
         return "\n".join(out)
@@ -372,12 +380,10 @@ def compare_modules(model, torch_model, *inputs, kwargs: dict | None = None, rto
                 if a.dtype.kind == "f" and not _close(a, b, rtol, atol):
                     row.forward_ok = False
                 if eo["grad"] is not None or et["grad"] is not None:
-                    if eo["grad"] is None or et["grad"] is None:
-                        dout_d.append(math.inf)
-                        row.backward_ok = False
-                    else:
-                        dout_d.append(_max_diff(eo["grad"], et["grad"]))
-                        row.backward_ok &= _close(eo["grad"], et["grad"], rtol, atol)
+                    if eo["grad"] is None or et["grad"] is None or not _close(eo["grad"], et["grad"], rtol, atol):
+                        row.backward_ok = row.dout_ok = False
+                    both = eo["grad"] is not None and et["grad"] is not None
+                    dout_d.append(_max_diff(eo["grad"], et["grad"]) if both else math.inf)
         row.out_diff = max(out_d) if out_d else None
         row.out_rel = max(rel_d) if rel_d else None
         row.dout_diff = max(dout_d) if dout_d else None
