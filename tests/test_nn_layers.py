@@ -226,3 +226,19 @@ def test_init_bounds_and_gains_match_pytorch():
     assert abs(w.data.std() - math.sqrt(2 / 32)) < 0.02
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         nn.init.xavier_uniform_(mt.empty(3))
+
+
+def test_trunc_normal_stays_in_bounds_and_other_init_errors():
+    w = mt.empty(200, 50, dtype="float64")
+    nn.init.trunc_normal_(w, std=0.02, a=-0.04, b=0.04)
+    assert np.abs(w.data).max() <= 0.04 and abs(w.data.std() - 0.0176) < 0.001  # std of N truncated at ±2σ
+    with pytest.raises(ValueError, match="a < b"):
+        nn.init.trunc_normal_(w, a=1.0, b=0.0)
+    with pytest.raises(ValueError, match="mode must be 'fan_in' or 'fan_out', got 'fan'"):
+        nn.init.kaiming_uniform_(w, mode="fan")
+    with pytest.raises(TypeError, match="floating point tensor, got dtype int64"):
+        nn.init.normal_(mt.zeros(2, dtype="int64"))
+    with pytest.raises(ValueError, match="unsupported nonlinearity 'swish'"):
+        nn.init.calculate_gain("swish")
+    with pytest.raises(ValueError, match="in_features must be a non-negative int, got -1"):
+        nn.Linear(-1, 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..tensor import empty
 from . import functional as F
@@ -12,6 +13,8 @@ from .parameter import Parameter
 
 
 class Identity(Module):
+    """Returns its input unchanged (any shape); arguments are accepted and ignored, as in PyTorch."""
+
     def __init__(self, *args, **kwargs):
         super().__init__()
 
@@ -23,11 +26,18 @@ class Linear(Module):
     """``y = x Wᵀ + b``: input ``(*, in_features)`` → output ``(*, out_features)``.
 
     Parameters ``weight`` ``(out_features, in_features)`` and ``bias`` ``(out_features,)``,
-    initialised as PyTorch does: uniform on ±1/sqrt(in_features).
+    initialised as PyTorch does: uniform on ±1/sqrt(in_features). dtype float32 unless ``dtype``.
+
+    Raises:
+        ValueError: sizes that are not non-negative ints; (in forward) an input whose last
+            dimension is not ``in_features``.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"Linear: {name} must be a non-negative int, got {v!r}")
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
         if bias:
