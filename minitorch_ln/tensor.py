@@ -138,7 +138,7 @@ class Tensor:
         return self.data.reshape(()).item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        return backend.to_device(self.data, "cpu").tolist()  # fine with requires_grad, as in PyTorch
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (copied from the GPU when needed; shares memory on the CPU)."""
@@ -557,10 +557,10 @@ class Tensor:
         return self
 
     def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda s: _ops().add(s, other if alpha == 1 else _ops().mul(other, alpha)))
+        return self._inplace("add_", lambda s: _ops().add(s, _scaled(other, alpha)))
 
     def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda s: _ops().sub(s, other if alpha == 1 else _ops().mul(other, alpha)))
+        return self._inplace("sub_", lambda s: _ops().sub(s, _scaled(other, alpha)))
 
     def mul_(self, other):
         return self._inplace("mul_", lambda s: _ops().mul(s, other))
@@ -612,6 +612,13 @@ class Tensor:
 
 
 _function_module.Tensor = Tensor  # lets Function.apply and the engine build Tensors without importing us
+
+
+def _scaled(other, alpha):
+    """``alpha * other`` for ``add_``/``sub_``; plain arithmetic when ``other`` is a number."""
+    if alpha == 1:
+        return other
+    return _ops().mul(other, alpha) if isinstance(other, Tensor) else other * alpha
 
 
 # ==================================================================================================
