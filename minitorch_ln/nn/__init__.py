@@ -1,6 +1,7 @@
 """Layers and the Module system, mirroring ``torch.nn``."""
 
 from . import functional, init, utils
+from .attention import MultiheadAttention
 from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .linear import Identity, Linear
