@@ -59,9 +59,12 @@ class TermReport:
         failed: the keys of the terms that disagree with their finite differences.
         ok: True when every term agrees.
         notes: extra findings (terms that do not add up to ``dx``; a ``dx`` that is not their sum).
+        analytical, numerical: ``{key: float64 array}``, each term as ``terms_fn`` gave it and as its
+            finite differences did (``(N, D)`` for the ``dx`` terms, ``(D,)`` for ``dweight``/``dbias``).
     """
 
     def __init__(self, rows, notes=(), title="LayerNorm backward"):
+        self.analytical, self.numerical = {}, {}
         self.rows = rows
         self.notes = list(notes)
         self.title = title
@@ -226,7 +229,10 @@ def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_f
             worst = float(np.abs(dx2 - total).max())
             notes.append(f"the backward's dx differs from the sum of the terms by up to {worst:.3g}: the bug is "
                          "in how the backward combines them, not in a term")
-    return TermReport(rows, notes)
+    report = TermReport(rows, notes)
+    report.numerical = numerical
+    report.analytical = {k: _np64(got[k]).reshape(numerical[k].shape) for k in LAYER_NORM_TERMS}
+    return report
 
 
 def term_reports_for(outputs) -> list:
