@@ -37,7 +37,7 @@ from . import backend
 from .autograd import AnomalyError, detect_anomaly, no_grad
 from .autograd.anomaly import explain_nonfinite
 from .checkpoint import (
-    CheckpointError, get_rng_states, latest_step, read_checkpoint, set_rng_states, write_checkpoint,
+    CheckpointError, get_rng_states, latest_step, read_checkpoint, reseed_devices, set_rng_states, write_checkpoint,
 )
 from .data import CharTokenizer, TokenDataset, default_corpus, load_text
 
@@ -365,6 +365,7 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         scheduler.load_state_dict(ck["state"]["scheduler"])
         set_rng_states(ck["state"]["rng"])
         step = ck["state"]["step"]
+        reseed_devices(cfg.seed, step)  # as the original run did right after writing this checkpoint
         if step > cfg.steps:
             raise ConfigError(f"the run in {out_dir} is already at step {step}, past --steps {cfg.steps}")
     os.makedirs(out_dir, exist_ok=True)
@@ -387,6 +388,7 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         write_checkpoint(out_dir, step, model.state_dict(), optimizer.state_dict(), run_config,
                          {"rng": get_rng_states(), "scheduler": scheduler.state_dict(),
                           "val_loss": val_loss, "unigram_loss": baseline})
+        reseed_devices(cfg.seed, step)  # GPU generators: their state is too large to save (see checkpoint.py)
 
     from tqdm import tqdm  # noqa: PLC0415
 
