@@ -234,10 +234,12 @@ class Module:
                 yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self):
+        """Self and every submodule, each once."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self):
+        """``(name, module)`` for the direct children, each once."""
         seen = set()
         for name, m in self._modules.items():
             if m is not None and id(m) not in seen:
@@ -245,6 +247,7 @@ class Module:
                 yield name, m
 
     def children(self):
+        """The direct children, each once."""
         for _, m in self.named_children():
             yield m
 
@@ -263,6 +266,7 @@ class Module:
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse)
 
     def parameters(self, recurse: bool = True):
+        """Every Parameter (each once), in registration order: what an optimizer takes."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
@@ -271,6 +275,7 @@ class Module:
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse)
 
     def buffers(self, recurse: bool = True):
+        """Every buffer (each once)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
@@ -284,9 +289,11 @@ class Module:
         return self
 
     def eval(self):
+        """``train(False)``: Dropout becomes the identity, BatchNorm uses its running statistics."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True):
+        """Set ``requires_grad`` on every parameter (e.g. to freeze a module); returns self."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -360,18 +367,23 @@ class Module:
         return self
 
     def float(self):
+        """``to(float32)``."""
         return self.to(np.float32)
 
     def double(self):
+        """``to(float64)``, as gradient checks need."""
         return self.to(np.float64)
 
     def half(self):
+        """``to(float16)``."""
         return self.to(np.float16)
 
     def cpu(self):
+        """``to("cpu")``."""
         return self.to("cpu")
 
     def cuda(self, index: int = 0):
+        """``to("cuda:index")`` (needs CuPy and a GPU)."""
         return self.to(f"cuda:{index}")
 
     # ------------------------------------------------------------------ state dict
