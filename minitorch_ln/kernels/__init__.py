@@ -31,7 +31,7 @@ LayerNorm kernel interface (every implementation keeps exactly this)
 
 Also here, each dispatched the same way: ``rms_norm_fwd(x, weight, eps) -> (y, rstd)``,
 ``rms_norm_bwd(dy, x, weight, rstd) -> (dx, dweight)``, ``batch_norm_fwd(x, weight, bias, eps) ->
-(y, mean, rstd)`` and ``batch_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)`` (for
+(y, mean, rstd, var)`` and ``batch_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)`` (for
 BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are ``(C,)``).
 
 For checking and teaching (always the ``xp`` implementation, never a CUDA kernel):

@@ -153,7 +153,7 @@ def _col_sum(a):
 
 
 def _row_stats(x, eps, sdt):
-    """``(xc, mean, rstd)`` of each row of ``x`` ``(n, D)``: ``xc = x - mean`` ``(n, D)`` in ``sdt``.
+    """``(xc, mean, var, rstd)`` of each row of ``x`` ``(n, D)``: ``xc = x - mean`` ``(n, D)`` in ``sdt``.
 
     Two passes (the mean, then the squared deviations from it) after shifting every row by its
     first element. The shift changes nothing mathematically (variance is shift-invariant) but makes
@@ -169,7 +169,7 @@ def _row_stats(x, eps, sdt):
     var = _row_dot_mean(xc, xc)                              # (n, 1)  biased: / D, not / (D - 1)
     rstd = 1.0 / xp.sqrt(var + eps)                          # (n, 1)  eps inside the sqrt
     mean = shift + mean_shifted                              # (n, 1)
-    return xc, mean.astype(sdt, copy=False), rstd.astype(sdt, copy=False)
+    return xc, mean.astype(sdt, copy=False), var, rstd.astype(sdt, copy=False)
 
 
 def _xhat_from_stats(x, mean, rstd):
@@ -233,7 +233,7 @@ def layer_norm_fwd(x, weight, bias, eps):
     rstd = xp.empty((N, 1), dtype=sdt)                       # (N, 1)
 
     def rows(r):
-        xc, mean[r], rstd[r] = _row_stats(x[r], eps, sdt)    # (n, D), (n, 1), (n, 1)
+        xc, mean[r], _, rstd[r] = _row_stats(x[r], eps, sdt)  # (n, D), (n, 1), (n, 1)
         xhat = xc
         xhat *= rstd[r]                                      # (n, D)  in place: xc becomes xhat
         if weight is not None:
@@ -256,7 +256,7 @@ def layer_norm_stats(x, eps):
     rstd = xp.empty((N, 1), dtype=sdt)
 
     def rows(r):
-        _, mean[r], rstd[r] = _row_stats(x[r], eps, sdt)
+        _, mean[r], _, rstd[r] = _row_stats(x[r], eps, sdt)
 
     _map_row_blocks(rows, x)
     return mean, rstd
@@ -440,19 +440,21 @@ def rms_norm_bwd(dy, x, weight, rstd):
 
 
 def batch_norm_fwd(x, weight, bias, eps):
-    """BatchNorm forward with batch statistics: ``x`` ``(C, M)`` → ``(y (C, M), mean (C, 1), rstd (C, 1))``.
+    """BatchNorm forward with batch statistics: ``x`` ``(C, M)`` → ``(y, mean, rstd, var)``.
 
-    ``weight``/``bias`` ``(C,)`` or None. ``mean`` and ``rstd`` in :func:`stat_dtype`.
+    ``weight``/``bias`` ``(C,)`` or None. ``y`` ``(C, M)`` in ``x``'s dtype; ``mean``, ``rstd`` and
+    the biased batch variance ``var`` ``(C, 1)`` in :func:`stat_dtype` (``var`` feeds the running
+    statistics, which take it unbiased: ``var · M / (M - 1)``).
     """
     sdt = stat_dtype(x.dtype)
-    xc, mean, rstd = _row_stats(x, eps, sdt)                 # (C, M), (C, 1), (C, 1)
+    xc, mean, var, rstd = _row_stats(x, eps, sdt)            # (C, M), (C, 1), (C, 1), (C, 1)
     xhat = xc
     xhat *= rstd                                             # (C, M)
     if weight is not None:
         xhat *= weight[:, None]                              # (C, M)  γ per channel
     if bias is not None:
         xhat += bias[:, None]                                # (C, M)  β per channel
-    return xhat.astype(x.dtype, copy=False), mean, rstd
+    return xhat.astype(x.dtype, copy=False), mean, rstd, var.astype(sdt, copy=False)
 
 
 def batch_norm_bwd(dy, x, weight, mean, rstd):

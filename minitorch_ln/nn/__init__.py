@@ -6,5 +6,6 @@ from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .linear import Identity, Linear
 from .module import Module, StateDictError
+from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .parameter import Parameter
 from .sparse import Embedding

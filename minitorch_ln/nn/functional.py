@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from .. import ops
 from ..ops import gelu, relu, sigmoid, tanh  # noqa: F401 - re-exported
+# layer_norm(input, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, dim=None), rms_norm and
+# batch_norm take PyTorch's signatures (plus dim=); fused, with hand-derived backwards (see docs/).
+from ..ops.normalization import batch_norm, layer_norm, rms_norm  # noqa: F401 - re-exported
 from ..tensor import Tensor
 
 

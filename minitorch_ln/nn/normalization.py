@@ -1,0 +1,190 @@
+"""Normalization layers: ``LayerNorm``, ``RMSNorm`` and ``BatchNorm1d``, as in ``torch.nn``.
+
+The math (and the hand-derived backwards) live in :mod:`minitorch_ln.ops.normalization`; see
+``docs/layernorm_backward.md``. Parameter and buffer names match PyTorch's, so a PyTorch
+``state_dict`` loads with ``load_state_dict``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..autograd.grad_mode import no_grad
+from ..tensor import ones, tensor, zeros
+from . import functional as F
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["LayerNorm", "RMSNorm", "BatchNorm1d"]
+
+
+def _shape(normalized_shape, cls: str) -> tuple:
+    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else normalized_shape
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{cls}: normalized_shape must be an int or a tuple of ints, got {normalized_shape!r}") from None
+    if not shape or any(s <= 0 for s in shape):
+        raise ValueError(f"{cls}: normalized_shape must be one or more positive sizes, got {normalized_shape!r}")
+    return shape
+
+
+class LayerNorm(Module):
+    """Layer normalization over the trailing ``normalized_shape`` dims (Ba, Kiros & Hinton, 2016).
+
+    ``y = (x - mean) / sqrt(var + eps) · weight + bias``: input ``(B, L, D)`` → output ``(B, L, D)``
+    with ``normalized_shape = D`` (any ``(*, *normalized_shape)`` works). One fused graph node with
+    a hand-derived backward (:func:`minitorch_ln.nn.functional.layer_norm`).
+
+    Args:
+        normalized_shape: an int ``D`` or a tuple of trailing sizes.
+        eps: added to the biased variance inside the square root (default 1e-5).
+        elementwise_affine: learn ``weight`` (γ, initialised to ones) and ``bias`` (β, zeros).
+        bias: with ``elementwise_affine``, whether to learn ``bias`` too.
+        device, dtype: of the parameters.
+    Attributes:
+        weight, bias: Parameters of shape ``normalized_shape`` (or None); ``gamma`` and ``beta``
+            are the same Parameters under the names of the paper (not extra ``state_dict`` keys).
+    Raises:
+        ValueError: (in forward) an input whose trailing dims are not ``normalized_shape``.
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape, "LayerNorm")
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(zeros(self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    @property
+    def gamma(self):
+        """γ: the same Parameter as ``weight``."""
+        return self.weight
+
+    @property
+    def beta(self):
+        """β: the same Parameter as ``bias``."""
+        return self.bias
+
+    def reset_parameters(self) -> None:
+        with no_grad():
+            if self.weight is not None:
+                self.weight.data.fill(1)
+                self.weight._version[0] += 1
+            if self.bias is not None:
+                self.bias.data.fill(0)
+                self.bias._version[0] += 1
+
+    def forward(self, input):  # noqa: A002
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class RMSNorm(Module):
+    """Root mean square normalization (Zhang & Sennrich, 2019): ``y = x / sqrt(mean(x²) + eps) · weight``.
+
+    Input ``(B, L, D)`` → output ``(B, L, D)``. ``eps=None`` uses the machine epsilon of the
+    input's dtype, as ``torch.nn.RMSNorm``. ``weight`` (ones) when ``elementwise_affine``.
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape, "RMSNorm")
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            with no_grad():
+                self.weight.data.fill(1)
+                self.weight._version[0] += 1
+
+    def forward(self, input):  # noqa: A002
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class BatchNorm1d(Module):
+    """Batch normalization (Ioffe & Szegedy, 2015) of ``(N, C)`` or ``(N, C, L)`` input, as ``torch.nn.BatchNorm1d``.
+
+    Training: each channel is normalized with the batch mean and *biased* variance over ``N`` (and
+    ``L``); the running statistics are updated with ``momentum`` (``None``: a cumulative average)
+    and the *unbiased* variance. Eval: the running statistics are used (unless
+    ``track_running_stats=False``, then batch statistics always).
+
+    Buffers ``running_mean`` (zeros), ``running_var`` (ones), ``num_batches_tracked`` (int64);
+    parameters ``weight`` (ones) and ``bias`` (zeros) when ``affine``.
+
+    Raises:
+        ValueError: input not 2-D or 3-D, a channel count other than ``num_features``, or one
+            value per channel in training.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(num_features, numbers.Integral) or num_features <= 0:
+            raise ValueError(f"BatchNorm1d: num_features must be a positive int, got {num_features!r}")
+        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ones(self.num_features, dtype=dtype, device=device))
+            self.bias = Parameter(zeros(self.num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(self.num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(self.num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64", device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.data.fill(0)
+                self.running_var.data.fill(1)
+                self.num_batches_tracked.data.fill(0)
+
+    def forward(self, input):  # noqa: A002
+        if input.ndim not in (2, 3):
+            raise ValueError(f"BatchNorm1d: expected 2D or 3D input (got {input.ndim}D input of shape {tuple(input.shape)})")
+        if input.shape[1] != self.num_features:
+            raise ValueError(
+                f"BatchNorm1d: expected {self.num_features} channels on axis 1 (num_features), got input of "
+                f"shape {tuple(input.shape)}"
+            )
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.data[...] += 1
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
+                            self.weight, self.bias, use_batch_stats, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
