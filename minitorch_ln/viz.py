@@ -183,7 +183,7 @@ def _norm_colour(norm, lo, hi) -> str:
     return f"{0.62 * (1 - frac):.3f} 0.450 1.000"
 
 
-def _body(roots, prefix, show_shapes, show_values, show_grad_norms, params):
+def _body(roots, prefix, show_shapes, show_values, show_grad_norms, params, scale=None):
     """DOT statements for the graph behind ``roots`` (node ids start with ``prefix``)."""
     names = _param_names(params)
     start = [_root_node(t) for t in roots]
@@ -201,6 +201,8 @@ def _body(roots, prefix, show_shapes, show_values, show_grad_norms, params):
             norms[n] = [rec.get(i) for i in range(len(n.outputs_meta))]
     logs = [math.log10(v) for vs in norms.values() for v in vs if v is not None and v > 0 and math.isfinite(v)]
     lo, hi = (min(logs), max(logs)) if logs else (0.0, 0.0)
+    if scale is not None:  # one colour scale shared by several drawings
+        lo, hi = scale
 
     lines = []
     for k, t in enumerate(roots):
@@ -327,17 +329,17 @@ def draw_graphs(named: dict, show_shapes: bool = True, show_values: bool = False
     """
     if not isinstance(named, dict) or not named:
         raise TypeError(f"draw_graphs: expected a non-empty dict of title -> Tensor, got {type(named).__name__}")
-    lines, legends = [], []
+    legends = [_body(_roots(t), "g", show_shapes, show_values, show_grad_norms, params)[1] for t in named.values()]
+    legends = [lg for lg in legends if lg is not None]
+    scale = (min(lg[0] for lg in legends), max(lg[1] for lg in legends)) if legends else None
+    lines = []
     for k, (name, t) in enumerate(named.items()):
-        body, legend = _body(_roots(t), f"g{k}n", show_shapes, show_values, show_grad_norms, params)
-        if legend is not None:
-            legends.append(legend)
+        body, _ = _body(_roots(t), f"g{k}n", show_shapes, show_values, show_grad_norms, params, scale)
         lines.append(f"  subgraph cluster_{k} {{")
         lines.append(f'    label="{_esc(name)}"; style=rounded; color="#888888";')
         lines.extend("  " + b for b in body)
         lines.append("  }")
-    legend = (min(lg[0] for lg in legends), max(lg[1] for lg in legends)) if legends else None
-    return "\n".join(_header(title, legend) + lines + ["}"]) + "\n"
+    return "\n".join(_header(title, scale) + lines + ["}"]) + "\n"
 
 
 # ------------------------------------------------------------------------------ rendering
@@ -426,6 +428,15 @@ def _fused(name):
     return fn
 
 
+def _reference(name, fallback):
+    """The library's composed reference (``ops.normalization.<name>``) where it exists, else ours."""
+    try:
+        from .ops import normalization  # noqa: PLC0415
+    except ImportError:
+        return fallback
+    return getattr(normalization, name, fallback)
+
+
 def _example_graphs(op, shape, dtype, eps):
     """``{title: output}`` for ``minitorch-ln graph OP``: the fused node and the composed reference."""
     from .tensor import randn  # noqa: PLC0415
@@ -448,11 +459,13 @@ def _example_graphs(op, shape, dtype, eps):
         x, w, b = ln()
         fused = _fused("layer_norm")(x, (D,), w, b, eps)
         x, w, b = ln()
-        return {"fused: ops.layer_norm": fused, "composed reference: mean, var, rsqrt": _composed_layer_norm(x, w, b, eps)}
+        composed = _reference("layer_norm_composed", lambda x, s, w, b, eps: _composed_layer_norm(x, w, b, eps))
+        return {"fused: ops.layer_norm": fused, "composed reference: mean, var, rsqrt": composed(x, (D,), w, b, eps)}
     if op == "rms_norm":
         fused = _fused("rms_norm")(leaf("x", *shape), (D,), leaf("weight (γ)", D), eps)
+        composed = _reference("rms_norm_composed", lambda x, s, w, eps: _composed_rms_norm(x, w, eps))
         return {"fused: ops.rms_norm": fused,
-                "composed reference": _composed_rms_norm(leaf("x", *shape), leaf("weight (γ)", D), eps)}
+                "composed reference: mean(x²), rsqrt": composed(leaf("x", *shape), (D,), leaf("weight (γ)", D), eps)}
     if op == "softmax":
         return {"fused: ops.softmax": _fused("softmax")(leaf("x", *shape), -1),
                 "composed reference: exp / sum": _composed_softmax(leaf("x", *shape))}

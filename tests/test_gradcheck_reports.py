@@ -11,6 +11,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import (
     Function, GradcheckError, check_layer_norm_terms, gradcheck, jacobian_heatmap, precision_report,
 )
+from minitorch_ln.autograd.check_reports import layer_norm_term_check
 from minitorch_ln.kernels import layernorm as K
 from minitorch_ln.tensor import Tensor
 
@@ -177,6 +178,67 @@ def test_property_library_terms_agree_and_a_planted_term_is_found(shape, two_dim
     report = check_layer_norm_terms(x, w, normalized_shape=normalized,
                                     terms_fn=lambda *a: copied_layer_norm_bwd_terms(*a, plant="dx_via_mean"))
     assert report.culprit() == "dx term 2"
+
+
+def copied_layer_norm_bwd_fused(dy, x, weight, mean, rstd, plant=None):
+    """A copy of the fused formula of ``kernels.layernorm.layer_norm_bwd`` (no terms exposed), one bug planted."""
+    D = x.shape[1]
+    xc = x - mean                                                         # (N, D)
+    xc -= xc.mean(axis=1, keepdims=True)
+    xhat = xc * rstd                                                      # (N, D)
+    dxhat = dy * weight                                                   # (N, D)
+    mean_dxhat = dxhat.sum(axis=1, keepdims=True) / D                     # (N, 1)
+    mean_dxhat_xhat = (dxhat * xhat).sum(axis=1, keepdims=True) / D       # (N, 1)
+    dx = dxhat - (0 if plant == "drop term 2" else mean_dxhat)            # term 1 and term 2
+    dx = dx + xhat * mean_dxhat_xhat if plant == "term 3 sign" else dx - xhat * mean_dxhat_xhat  # term 3
+    return dx * rstd, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+
+
+def make_fused_layer_norm(plant=None):
+    class FusedCopy(Function):
+        term_check = staticmethod(layer_norm_term_check)  # what the library's LayerNorm gets by default
+
+        @staticmethod
+        def forward(ctx, x, weight, bias, eps=1e-5):
+            D = x.shape[-1]
+            y, mean, rstd = K.layer_norm_fwd(np.ascontiguousarray(x.reshape(-1, D)), weight, bias, eps)
+            ctx.axes, ctx.eps = (x.ndim - 1,), eps
+            ctx.save_for_backward(x, weight, mean, rstd)
+            return y.reshape(x.shape)
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, weight, mean, rstd = ctx.saved_tensors
+            D = x.shape[-1]
+            dx, dweight, dbias = copied_layer_norm_bwd_fused(dy.data.reshape(-1, D), x.data.reshape(-1, D),
+                                                             weight.data, mean.data, rstd.data, plant)
+            return tuple(Tensor._from_op(a) for a in (dx.reshape(x.shape), dweight, dbias))
+
+    return FusedCopy.apply
+
+
+@pytest.mark.parametrize("plant,named", [("term 3 sign", "dx term 3 (coefficient -1, expected 1)"),
+                                         ("drop term 2", "dx term 2 (coefficient 0, expected 1)")])
+def test_a_planted_error_in_a_fused_backward_is_attributed_to_its_term(plant, named):
+    x, w, b = ln_inputs()
+    assert gradcheck(make_fused_layer_norm(), (x, w, b))
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(make_fused_layer_norm(plant), (x, w, b))
+    report = info.value.terms[0][1]
+    assert report.failed == []  # the library's terms are right ...
+    assert "the bug is in how the backward combines them" in str(info.value)  # ... the fused code is not
+    assert named in str(info.value)
+
+
+def test_the_library_layer_norm_node_is_checked_term_by_term():
+    rng = np.random.default_rng(7)
+    x = mt.tensor(rng.standard_normal((3, 2, 4)), requires_grad=True)
+    w = mt.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    y = mt.ops.layer_norm(x, weight=w, dim=(0, 2))  # normalized axes not last: moved there for the check
+    assert y.grad_fn.fn.__name__ == "LayerNorm"
+    report = layer_norm_term_check(y.grad_fn)
+    assert report.ok, str(report)
+    assert gradcheck(lambda a, c: mt.ops.layer_norm(a, weight=c, dim=(0, 2)), (x, w))
 
 
 def test_term_check_bad_input():

@@ -201,7 +201,6 @@ def test_property_one_box_per_recorded_op(ops, n):
     assert all(lab.endswith(f"(2, {n})") for _, dst, lab in edges if dst == leaf_id)
 
 
-@pytest.mark.skipif(not hasattr(mt.ops, "layer_norm"), reason="ops.layer_norm (issue 3) is not in this build yet")
 def test_graph_subcommand_draws_the_fused_node_beside_the_composed_reference(tmp_path, capsys):
     out = tmp_path / "ln.dot"
     assert main(["graph", "layer_norm", "--shape", "2,3,4", "--out", str(out), "--grad-norms"]) == 0
@@ -214,6 +213,9 @@ def test_graph_subcommand_draws_the_fused_node_beside_the_composed_reference(tmp
     assert len(re.findall(r'label="\w+Backward', composed)) >= 6       # mean, sub, mul, add, rsqrt, ...
     assert "RsqrtBackward" in composed and "saved (2, 3, 1)" in fused  # mean/rstd saved, shape (B, L, 1)
     assert "‖grad‖" in text
+    # the same leaf values and upstream gradient in both drawings: the same norm, the same colour
+    leaf_x = [line for line in text.splitlines() if 'label="x\\n' in line]
+    assert len(leaf_x) == 2 and leaf_x[0].split("[", 1)[1] == leaf_x[1].split("[", 1)[1]
 
 
 def test_graph_subcommand_softmax_beside_its_composition(tmp_path):

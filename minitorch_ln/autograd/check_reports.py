@@ -17,7 +17,10 @@ finite-difference counterpart (``L = Σ dy · y``, ``m0``, ``r0`` the statistics
 (``dγ``, ``dβ``: ``∂L/∂γ``, ``∂L/∂β``.) A wrong backward then points at the term that is wrong,
 where a plain gradient check only says that ``dx`` is. :func:`check_layer_norm_terms` does this
 and returns a :class:`TermReport`; ``gradcheck`` appends that report to its error for any op whose
-``Function`` class defines ``term_check(ctx) -> TermReport``.
+``Function`` class defines ``term_check(ctx) -> TermReport`` (the library's ``LayerNorm`` is checked
+by :func:`layer_norm_term_check`, which also runs the node's own fused backward and, when its ``dx``
+is not the sum of right terms, fits it as ``c1·term1 + c2·term2 + c3·term3`` to name the term the
+fused code gets wrong).
 
 :func:`jacobian_heatmap` draws the analytical and numerical Jacobians and their difference.
 """
@@ -28,7 +31,7 @@ import numpy as np
 
 from .. import backend
 
-__all__ = ["TermReport", "check_layer_norm_terms", "jacobian_heatmap", "term_reports_for"]
+__all__ = ["TermReport", "check_layer_norm_terms", "jacobian_heatmap", "layer_norm_term_check", "term_reports_for"]
 
 # key in layer_norm_bwd_terms' dict -> (label, formula, what its finite differences move)
 LAYER_NORM_TERMS = {
@@ -138,7 +141,8 @@ def _fd_grad(f, a, h):
 
 
 def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_fn=None, dx=None,
-                           normalized_shape=None, h=1e-6, atol=1e-6, rtol=1e-4, seed=0) -> TermReport:
+                           normalized_shape=None, h=1e-6, atol=1e-6, rtol=1e-4, seed=0, *, dweight=None,
+                           dbias=None) -> TermReport:
     """Check each term of a LayerNorm backward against its own finite-difference counterpart.
 
     Args:
@@ -151,7 +155,8 @@ def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_f
             ``kernels.layernorm.layer_norm_bwd_terms`` (the default): ``dx_direct``,
             ``dx_via_mean``, ``dx_via_rstd``, ``dx``, ``dweight``, ``dbias``.
         dx: optionally, the ``dx`` that the backward under test actually returned (``x``'s shape),
-            checked to be the sum of the terms.
+            checked to be the sum of the terms (and, if not, fitted as a combination of them).
+        dweight, dbias: optionally, the backward's own ``dγ``, ``dβ``, checked against the terms'.
         normalized_shape: the trailing dims normalized over (default: the last one).
         h: the finite-difference step; atol, rtol: ``|analytical - numerical| <= atol + rtol·|numerical|``.
 
@@ -227,12 +232,71 @@ def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_f
         dx2 = _np64(dx).reshape(N, D)
         if not np.allclose(dx2, total, atol=atol, rtol=rtol):
             worst = float(np.abs(dx2 - total).max())
-            notes.append(f"the backward's dx differs from the sum of the terms by up to {worst:.3g}: the bug is "
-                         "in how the backward combines them, not in a term")
+            notes.append(f"the backward's dx differs from the sum of the terms by up to {worst:.3g}: the terms are "
+                         "right, so the bug is in how the backward combines them. " + _attribute(dx2, got, atol))
+    for key, actual in (("dweight", dweight), ("dbias", dbias)):
+        if actual is not None and not np.allclose(_np64(actual).reshape(-1), _np64(got[key]).reshape(-1),
+                                                  atol=atol, rtol=rtol):
+            worst = float(np.abs(_np64(actual).reshape(-1) - _np64(got[key]).reshape(-1)).max())
+            notes.append(f"the backward's {LAYER_NORM_TERMS[key][0]} differs from {LAYER_NORM_TERMS[key][1]} by up "
+                         f"to {worst:.3g}")
     report = TermReport(rows, notes)
     report.numerical = numerical
     report.analytical = {k: _np64(got[k]).reshape(numerical[k].shape) for k in LAYER_NORM_TERMS}
     return report
+
+
+def _attribute(dx, terms, atol):
+    """Fit ``dx ≈ c1·term1 + c2·term2 + c3·term3`` (least squares) and name the coefficients that are not 1.
+
+    A term left out, sign-flipped or scaled in a fused backward shows up as its coefficient 0, -1
+    or c; a residual that no combination explains says the error is of another kind.
+    """
+    keys = ("dx_direct", "dx_via_mean", "dx_via_rstd")
+    A = np.stack([_np64(terms[k]).reshape(-1) for k in keys], axis=1)    # (N·D, 3)
+    coef, *_ = np.linalg.lstsq(A, dx.reshape(-1), rcond=None)
+    resid = float(np.abs(A @ coef - dx.reshape(-1)).max())
+    coef = np.where(np.abs(coef) < 5e-4, 0.0, coef)  # print a dropped term as 0, not 1e-16
+    fit = ""
+    for n, (c, k) in enumerate(zip(coef, keys)):
+        sign = ("-" if c < 0 else "") if n == 0 else (" - " if c < 0 else " + ")
+        fit += f"{sign}{abs(c):.3g}·{LAYER_NORM_TERMS[k][0].replace('dx ', '')}"
+    if resid > max(10 * atol, 1e-6 * float(np.abs(dx).max(initial=0))):
+        return f"No combination of the terms explains it (best fit dx ≈ {fit}, residual {resid:.3g})."
+    off = [f"{LAYER_NORM_TERMS[k][0]} (coefficient {c:.3g}, expected 1)" for c, k in zip(coef, keys) if abs(c - 1) > 1e-3]
+    return f"It behaves like dx = {fit}: " + ("; ".join(off) if off else "every coefficient is 1") + "."
+
+
+def layer_norm_term_check(ctx) -> TermReport:
+    """``term_check`` for a LayerNorm node that saved ``(x, weight, ...)`` and set ``ctx.axes``, ``ctx.eps``.
+
+    Runs the node's own backward on a random ``dy`` (the graph must be retained, as ``gradcheck``
+    does) and checks the library's terms, plus the node's ``dx`` against their sum; a LayerNorm
+    ``Function`` can adopt it with ``term_check = staticmethod(layer_norm_term_check)``.
+    """
+    from ..tensor import Tensor  # noqa: PLC0415
+    from .grad_mode import no_grad  # noqa: PLC0415
+
+    saved = ctx.saved_tensors
+    x, weight = saved[0], saved[1]
+    axes = tuple(getattr(ctx, "axes", (x.ndim - 1,)))
+    k = len(axes)
+    dy = np.random.default_rng(0).standard_normal(x.shape)                 # (B, L, D)
+    xp = backend.get_array_module(x.data)
+    with no_grad():
+        grads = ctx.apply_backward((Tensor._from_op(xp.asarray(dy).astype(x.dtype)),))
+    dx, dweight, dbias = grads[0], grads[1], grads[2]
+    last = tuple(range(x.ndim - k, x.ndim))
+
+    def move(a):
+        return np.moveaxis(_np64(a), axes, last)                          # normalized axes last
+
+    xm = move(x)
+    return check_layer_norm_terms(xm, weight, eps=ctx.eps, dy=move(dy), dx=move(dx), normalized_shape=xm.shape[-k:],
+                                  dweight=dweight, dbias=dbias)  # None where the op has no γ / β
+
+
+_TERM_CHECKS = {"LayerNorm": layer_norm_term_check}  # Function class name -> check, for classes without one
 
 
 def term_reports_for(outputs) -> list:
@@ -249,7 +313,7 @@ def term_reports_for(outputs) -> list:
         if node in seen or isinstance(node, AccumulateGrad):
             continue
         seen.add(node)
-        check = getattr(node.fn, "term_check", None)
+        check = getattr(node.fn, "term_check", None) or _TERM_CHECKS.get(getattr(node.fn, "__name__", None))
         if callable(check):
             try:
                 found.append((node.name(), check(node)))
