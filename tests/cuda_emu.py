@@ -1,11 +1,12 @@
 """A CPU emulator for this package's CUDA kernels, used to test them where there is no GPU.
 
 The kernel text of ``minitorch_ln/kernels/cuda_*.py`` is compiled with ``g++`` after a host prelude
-(``EMU_PRELUDE``) instead of the device one: one OS thread per CUDA thread, ``__syncthreads`` a
+(``EMU_PRELUDE``) instead of the device one: each CUDA thread is a fiber (``ucontext``) and a
+scheduler runs the fibers of a block in turn, switching only at barriers; ``__syncthreads`` is a
 barrier of the block, ``__shfl_xor_sync`` an exchange through memory between two barriers of the
-warp, ``__shared__`` a static (blocks run one after another), float16 through ``_Float16``.
-A barrier that waits more than 20 s aborts with a message: a kernel where not every thread reaches
-``__syncthreads`` deadlocks here as it would hang (or worse) on a GPU.
+warp, ``__shared__`` a static (blocks run one after another), float16 goes through ``_Float16``.
+When a whole round of the scheduler makes no progress the emulator aborts with a message: a kernel
+where not every thread reaches ``__syncthreads`` deadlocks here as it would hang on a GPU.
 
 :class:`EmuLauncher` stands in for ``cuda_common.launcher``: the Python wrappers run unchanged on
 NumPy arrays, and every launch is checked against the kernel's C++ signature: each pointer
@@ -31,8 +32,6 @@ import numpy as np
 from minitorch_ln.kernels import cuda_common
 
 EMU_PRELUDE = r"""
-#include <chrono>
-#include <condition_variable>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,34 +39,48 @@ EMU_PRELUDE = r"""
 #include <limits>
 #include <memory>
 #include <string>
-#include <mutex>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
+#include <csetjmp>
+#include <ucontext.h>
 
 struct dim3 { unsigned x, y, z; };
-thread_local dim3 threadIdx, blockIdx;
-dim3 blockDim, gridDim;
+dim3 threadIdx, blockIdx, blockDim, gridDim;   // set by the scheduler before it resumes a thread
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static
 
+// CUDA threads are fibers run by one scheduler, switched only at barriers: deterministic and fast.
+// A fiber starts through makecontext/swapcontext once; after that every switch is _setjmp/_longjmp
+// (no signal-mask system call), which makes the emulator fast enough for tests.
+struct EmuSched {
+    ucontext_t main_ctx;
+    jmp_buf main_jb;
+    std::vector<ucontext_t> ctx;
+    struct Jb { jmp_buf b; };
+    std::vector<Jb> jb;
+    std::vector<dim3> tid;
+    std::vector<char> done, started;
+    int current = 0;
+    long progress = 0;
+};
+static EmuSched* g_sched;
+
+inline void emu_yield() {
+    if (!_setjmp(g_sched->jb[g_sched->current].b)) _longjmp(g_sched->main_jb, 1);
+}
+
 struct EmuBarrier {
-    std::mutex m;
-    std::condition_variable cv;
     int n, count = 0;
     long gen = 0;
     explicit EmuBarrier(int n_) : n(n_) {}
     void wait() {
-        std::unique_lock<std::mutex> lock(m);
-        long g = gen;
-        if (++count == n) { count = 0; ++gen; cv.notify_all(); return; }
-        if (!cv.wait_for(lock, std::chrono::seconds(20), [&] { return gen != g; })) {
-            std::fprintf(stderr, "cuda emulator: a barrier waited 20 s: not every thread reached it (deadlock)\n");
-            std::abort();
-        }
+        const long g = gen;
+        ++g_sched->progress;
+        if (++count == n) { count = 0; ++gen; return; }
+        while (gen == g) emu_yield();
     }
 };
 
@@ -142,11 +155,34 @@ void emu_call(void (*f)(Args...), void** params, std::index_sequence<I...>) {
     f(*reinterpret_cast<typename std::remove_cv<Args>::type*>(params[I])...);
 }
 
+static void (*g_entry)(void*);
+static void* g_entry_arg;
+static void emu_fiber_main() {
+    g_entry(g_entry_arg);
+    g_sched->done[g_sched->current] = 1;
+    ++g_sched->progress;
+    _longjmp(g_sched->main_jb, 1);
+}
+
+template <typename... Args> struct EmuCall {
+    void (*f)(Args...);
+    void** params;
+    static void run(void* self) {
+        EmuCall* c = static_cast<EmuCall*>(self);
+        emu_call(c->f, c->params, std::index_sequence_for<Args...>{});
+    }
+};
+
 template <typename... Args>
 void emu_launch(void (*f)(Args...), const int* g, const int* b, void** params) {
     gridDim = dim3{(unsigned)g[0], (unsigned)g[1], (unsigned)g[2]};
     blockDim = dim3{(unsigned)b[0], (unsigned)b[1], (unsigned)b[2]};
     const int nt = b[0] * b[1] * b[2];
+    const size_t stack_size = 1 << 17;
+    std::unique_ptr<char[]> stacks(new char[(size_t)nt * stack_size]);
+    EmuCall<Args...> call{f, params};
+    g_entry = &EmuCall<Args...>::run;
+    g_entry_arg = &call;
     for (int bz = 0; bz < g[2]; ++bz)
     for (int by = 0; by < g[1]; ++by)
     for (int bx = 0; bx < g[0]; ++bx) {
@@ -155,16 +191,43 @@ void emu_launch(void (*f)(Args...), const int* g, const int* b, void** params) {
         for (int w = 0; w < (nt + 31) / 32; ++w)
             blk.warps.emplace_back(new EmuBarrier(nt - 32 * w < 32 ? nt - 32 * w : 32));
         g_block = &blk;
-        std::vector<std::thread> threads;
-        threads.reserve(nt);
+        EmuSched sched;
+        g_sched = &sched;
+        sched.ctx.resize(nt);
+        sched.jb.resize(nt);
+        sched.tid.resize(nt);
+        sched.done.assign(nt, 0);
+        sched.started.assign(nt, 0);
+        blockIdx = dim3{(unsigned)bx, (unsigned)by, (unsigned)bz};
         for (int t = 0; t < nt; ++t) {
-            threads.emplace_back([=] {
-                threadIdx = dim3{(unsigned)(t % b[0]), (unsigned)((t / b[0]) % b[1]), (unsigned)(t / (b[0] * b[1]))};
-                blockIdx = dim3{(unsigned)bx, (unsigned)by, (unsigned)bz};
-                emu_call(f, params, std::index_sequence_for<Args...>{});
-            });
+            sched.tid[t] = dim3{(unsigned)(t % b[0]), (unsigned)((t / b[0]) % b[1]), (unsigned)(t / (b[0] * b[1]))};
+            getcontext(&sched.ctx[t]);
+            sched.ctx[t].uc_stack.ss_sp = &stacks[(size_t)t * stack_size];
+            sched.ctx[t].uc_stack.ss_size = stack_size;
+            sched.ctx[t].uc_link = nullptr;
+            makecontext(&sched.ctx[t], emu_fiber_main, 0);
         }
-        for (auto& th : threads) th.join();
+        for (;;) {
+            const long before = sched.progress;
+            int alive = 0;
+            for (int t = 0; t < nt; ++t) {
+                if (sched.done[t]) continue;
+                sched.current = t;
+                threadIdx = sched.tid[t];
+                if (!_setjmp(sched.main_jb)) {
+                    if (!sched.started[t]) { sched.started[t] = 1; swapcontext(&sched.main_ctx, &sched.ctx[t]); }
+                    else _longjmp(sched.jb[t].b, 1);
+                }
+                threadIdx = sched.tid[t];
+                alive += !sched.done[t];
+            }
+            if (!alive) break;
+            if (sched.progress == before) {
+                std::fprintf(stderr, "cuda emulator: deadlock in block (%d, %d, %d): %d threads wait at a barrier "
+                             "that the others never reach\n", bx, by, bz, alive);
+                std::abort();
+            }
+        }
     }
 }
 """
@@ -202,7 +265,7 @@ def build(source: str, names, cache_dir: str | None = None):
         with open(src_path, "w") as f:
             f.write(code)
         extra = os.environ.get("CUDA_EMU_CXXFLAGS", "").split()
-        cmd = ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-pthread", "-Wno-unknown-pragmas",
+        cmd = ["g++", "-std=c++17", "-O1", "-U_FORTIFY_SOURCE", "-shared", "-fPIC", "-Wno-unknown-pragmas",
                *extra, src_path, "-o", lib_path + ".tmp"]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:

@@ -99,23 +99,22 @@ template <int WPR, typename A> __device__ __forceinline__ A group_sum(A v, A* sm
     return total;
 }
 
-// Two sums at once (one round of synchronisation instead of two).
-template <int WPR, typename A> __device__ __forceinline__ void group_sum2(A& a, A& b, A* smem) {
-    a = warp_sum(a);
-    b = warp_sum(b);
+// NV sums at once (one round of synchronisation instead of NV); smem holds 32 * NV values.
+template <int WPR, int NV, typename A> __device__ __forceinline__ void group_sums(A (&v)[NV], A* smem) {
+#pragma unroll
+    for (int i = 0; i < NV; ++i) v[i] = warp_sum(v[i]);
     if (WPR == 1) return;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     __syncthreads();
     if (lane == 0) {
-        smem[threadIdx.y * WPR + warp] = a;
-        smem[32 + threadIdx.y * WPR + warp] = b;
+#pragma unroll
+        for (int i = 0; i < NV; ++i) smem[32 * i + threadIdx.y * WPR + warp] = v[i];
     }
     __syncthreads();
-    a = 0;
-    b = 0;
-    for (int w = 0; w < WPR; ++w) {
-        a += smem[threadIdx.y * WPR + w];
-        b += smem[32 + threadIdx.y * WPR + w];
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        v[i] = 0;
+        for (int w = 0; w < WPR; ++w) v[i] += smem[32 * i + threadIdx.y * WPR + w];
     }
 }
 """

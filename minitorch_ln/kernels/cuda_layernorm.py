@@ -37,21 +37,27 @@ from .cuda_common import CTYPE, acc_dtype, check_kernel_dtype, device_of_array, 
 SOURCE = r"""
 #define LN_COMB 16384   // bytes of shared memory per gradient sum for adding a block's row groups
 
-// y = (x - mean) * rstd * weight + bias, one row per row group; mean/rstd saved per row.
-template <typename T, int VEC, int ITEMS, int WPR>
-__global__ void ln_fwd(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
+// y = (x - mean) * rstd * weight + bias, one row per row group; mean and rstd saved per row.
+// T: the type of x and y; W: the type of weight and bias (T, or float with float16 x).
+template <typename T, typename W, int VEC, int ITEMS, int WPR>
+__global__ void ln_fwd(const T* __restrict__ x, const W* __restrict__ weight, const W* __restrict__ bias,
                        T* __restrict__ y, typename Acc<T>::type* __restrict__ mean_out,
                        typename Acc<T>::type* __restrict__ rstd_out,
                        long long N, int D, double eps, int has_weight, int has_bias) {
     typedef typename Acc<T>::type A;
     typedef Pack<T, VEC> P;
-    __shared__ A smem[64];
+    typedef Pack<W, VEC> PW;
+    __shared__ A smem[32];
     const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     const bool valid = row < N;              // no early return: every thread must reach group_sum
     const int nvec = D / VEC;
-    const P* xrow = reinterpret_cast<const P*>(x + (valid ? row : 0) * (long long)D);
+    const T* xr = x + (valid ? row : 0) * (long long)D;
+    const P* xrow = reinterpret_cast<const P*>(xr);
+    // Shift the row by its first element: a constant row then has deviations of exactly 0, and for
+    // a large mean with a small spread x - shift is exact (the NumPy oracle does the same).
+    const A shift = valid ? to_acc(xr[0]) : (A)0;
 
-    A v[ITEMS][VEC];                         // this thread's part of the row, in registers
+    A v[ITEMS][VEC];                         // x - shift for this thread's part of the row
     A s = 0;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
@@ -59,13 +65,13 @@ __global__ void ln_fwd(const T* __restrict__ x, const T* __restrict__ weight, co
         if (valid && c < nvec) {
             const P p = xrow[c];
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) { v[k][j] = to_acc(p.v[j]); s += v[k][j]; }
+            for (int j = 0; j < VEC; ++j) { v[k][j] = to_acc(p.v[j]) - shift; s += v[k][j]; }
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; ++j) v[k][j] = 0;
         }
     }
-    const A mean = group_sum<WPR>(s, smem) / (A)D;
+    const A mean_s = group_sum<WPR>(s, smem) / (A)D;  // mean(x - shift)
 
     A q = 0;                                 // second pass over the registers: exact variance
 #pragma unroll
@@ -73,29 +79,30 @@ __global__ void ln_fwd(const T* __restrict__ x, const T* __restrict__ weight, co
         const int c = k * (32 * WPR) + threadIdx.x;
         if (valid && c < nvec) {
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) { const A d = v[k][j] - mean; q += d * d; }
+            for (int j = 0; j < VEC; ++j) { v[k][j] -= mean_s; q += v[k][j] * v[k][j]; }
         }
     }
-    const A var = group_sum<WPR>(q, smem) / (A)D;
+    const A var = group_sum<WPR>(q, smem) / (A)D;   // biased: / D
     const A rstd = acc_rsqrt(var + (A)eps);
     if (!valid) return;                      // no synchronisation below this line
-    if (threadIdx.x == 0) { mean_out[row] = mean; rstd_out[row] = rstd; }
+    if (threadIdx.x == 0) { mean_out[row] = shift + mean_s; rstd_out[row] = rstd; }
 
     P* yrow = reinterpret_cast<P*>(y + row * (long long)D);
-    const P* wp = reinterpret_cast<const P*>(weight);
-    const P* bp = reinterpret_cast<const P*>(bias);
+    const PW* wp = reinterpret_cast<const PW*>(weight);
+    const PW* bp = reinterpret_cast<const PW*>(bias);
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const int c = k * (32 * WPR) + threadIdx.x;
         if (c < nvec) {
-            P out, w, b;
+            P out;
+            PW w, b;
             if (has_weight) w = wp[c];
             if (has_bias) b = bp[c];
 #pragma unroll
             for (int j = 0; j < VEC; ++j) {
-                A o = (v[k][j] - mean) * rstd;                    // xhat
-                if (has_weight) o *= to_acc(w.v[j]);
-                if (has_bias) o += to_acc(b.v[j]);
+                A o = v[k][j] * rstd;                             // xhat
+                if (has_weight) o *= (A)to_acc(w.v[j]);
+                if (has_bias) o += (A)to_acc(b.v[j]);
                 out.v[j] = cast_to<T>(o);
             }
             yrow[c] = out;
@@ -106,8 +113,8 @@ __global__ void ln_fwd(const T* __restrict__ x, const T* __restrict__ weight, co
 // dx for every row, plus the sums of dy * xhat (dweight) and dy (dbias) over the rows this block
 // visits (row groups blockIdx.x, blockIdx.x + gridDim.x, ...), written to row blockIdx.x of
 // part_dw / part_db, of shape (gridDim.x, D).
-template <typename T, int VEC, int ITEMS, int WPR>
-__global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ weight,
+template <typename T, typename W, int VEC, int ITEMS, int WPR>
+__global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ weight,
                        const typename Acc<T>::type* __restrict__ mean,
                        const typename Acc<T>::type* __restrict__ rstd,
                        T* __restrict__ dx, typename Acc<T>::type* __restrict__ part_dw,
@@ -115,9 +122,10 @@ __global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const 
                        long long N, int D, int has_weight, int need_param_grads) {
     typedef typename Acc<T>::type A;
     typedef Pack<T, VEC> P;
-    __shared__ A smem[64];
+    typedef Pack<W, VEC> PW;
+    __shared__ A smem[96];
     const int nvec = D / VEC;
-    const P* wp = reinterpret_cast<const P*>(weight);
+    const PW* wp = reinterpret_cast<const PW*>(weight);
 
     A dw_acc[ITEMS][VEC], db_acc[ITEMS][VEC];
 #pragma unroll
@@ -134,32 +142,35 @@ __global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const 
         const P* xrow = reinterpret_cast<const P*>(x + (valid ? row : 0) * (long long)D);
         const P* dyrow = reinterpret_cast<const P*>(dy + (valid ? row : 0) * (long long)D);
 
-        A xhat[ITEMS][VEC], g[ITEMS][VEC];
-        A sum_g = 0, sum_gx = 0;
+        A xc[ITEMS][VEC], d[ITEMS][VEC];     // x - mean, and dy
+        A sums[3] = {0, 0, 0};               // sum(xc), sum(g), sum(g * xc) with g = dy * weight
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const int c = k * (32 * WPR) + threadIdx.x;
             if (valid && c < nvec) {
                 const P xp = xrow[c], dp = dyrow[c];
-                P w;
+                PW w;
                 if (has_weight) w = wp[c];
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) {
-                    const A d = to_acc(dp.v[j]);
-                    xhat[k][j] = (to_acc(xp.v[j]) - mu) * rs;
-                    g[k][j] = has_weight ? d * to_acc(w.v[j]) : d;
-                    sum_g += g[k][j];
-                    sum_gx += g[k][j] * xhat[k][j];
-                    dw_acc[k][j] += d * xhat[k][j];
-                    db_acc[k][j] += d;
+                    xc[k][j] = to_acc(xp.v[j]) - mu;
+                    d[k][j] = to_acc(dp.v[j]);
+                    const A g = has_weight ? d[k][j] * (A)to_acc(w.v[j]) : d[k][j];
+                    sums[0] += xc[k][j];
+                    sums[1] += g;
+                    sums[2] += g * xc[k][j];
                 }
             } else {
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) { xhat[k][j] = 0; g[k][j] = 0; }
+                for (int j = 0; j < VEC; ++j) { xc[k][j] = 0; d[k][j] = 0; }
             }
         }
-        group_sum2<WPR>(sum_g, sum_gx, smem);
-        const A mean_g = sum_g / (A)D, mean_gx = sum_gx / (A)D;
+        group_sums<WPR, 3>(sums, smem);
+        // The saved mean was rounded to A: re-centre (xhat = (xc - mean(xc)) * rstd) so that
+        // sum(xhat) = 0 as the derivation assumes; sum(g * xhat) follows without another pass.
+        const A cx = sums[0] / (A)D;
+        const A mean_g = sums[1] / (A)D;
+        const A mean_gxhat = rs * (sums[2] - cx * sums[1]) / (A)D;
         if (valid) {
             P* dxrow = reinterpret_cast<P*>(dx + row * (long long)D);
 #pragma unroll
@@ -167,10 +178,17 @@ __global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const 
                 const int c = k * (32 * WPR) + threadIdx.x;
                 if (c < nvec) {
                     P out;
+                    PW w;
+                    if (has_weight) w = wp[c];
 #pragma unroll
-                    for (int j = 0; j < VEC; ++j)
+                    for (int j = 0; j < VEC; ++j) {
+                        const A xhat = (xc[k][j] - cx) * rs;
+                        const A g = has_weight ? d[k][j] * (A)to_acc(w.v[j]) : d[k][j];
                         // the three terms: g, minus its row mean, minus xhat times mean(g * xhat)
-                        out.v[j] = cast_to<T>(rs * (g[k][j] - mean_g - xhat[k][j] * mean_gx));
+                        out.v[j] = cast_to<T>(rs * (g - mean_g - xhat * mean_gxhat));
+                        dw_acc[k][j] += d[k][j] * xhat;
+                        db_acc[k][j] += d[k][j];
+                    }
                     dxrow[c] = out;
                 }
             }
@@ -191,7 +209,7 @@ __global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const 
         }
         return;
     }
-    // RPB > 1 only when WPR <= 4, so RPB * D <= 8 * 32 * (elements per thread) <= LN_COMB
+    // RPB > 1 only when WPR <= 4, so RPB * D <= 8 * 32 * (elements per thread) <= LN_COMB / sizeof(A)
     __shared__ A comb[2 * LN_COMB / sizeof(A)];
     const int half = LN_COMB / sizeof(A);
 #pragma unroll
@@ -216,12 +234,10 @@ __global__ void ln_bwd(const T* __restrict__ dy, const T* __restrict__ x, const 
 }
 
 // dweight[j] = sum_r part_dw[r, j] (and dbias), blockDim = (32, 32): 32 columns per block, the rows
-// split over threadIdx.y, then added in a fixed order through shared memory.
-template <typename T>
-__global__ void ln_param_grads(const typename Acc<T>::type* __restrict__ part_dw,
-                               const typename Acc<T>::type* __restrict__ part_db,
-                               T* __restrict__ dweight, T* __restrict__ dbias, int R, int D) {
-    typedef typename Acc<T>::type A;
+// split over threadIdx.y, then added in a fixed order through shared memory. A: partial sums' type.
+template <typename A, typename W>
+__global__ void ln_param_grads(const A* __restrict__ part_dw, const A* __restrict__ part_db,
+                               W* __restrict__ dweight, W* __restrict__ dbias, int R, int D) {
     __shared__ A s_w[32][33];
     __shared__ A s_b[32][33];
     const int col = blockIdx.x * 32 + threadIdx.x;
@@ -238,8 +254,8 @@ __global__ void ln_param_grads(const typename Acc<T>::type* __restrict__ part_dw
     if (threadIdx.y == 0 && col < D) {
         A tw = 0, tb = 0;
         for (int i = 0; i < 32; ++i) { tw += s_w[i][threadIdx.x]; tb += s_b[i][threadIdx.x]; }
-        dweight[col] = cast_to<T>(tw);
-        dbias[col] = cast_to<T>(tb);
+        dweight[col] = cast_to<W>(tw);
+        dbias[col] = cast_to<W>(tb);
     }
 }
 """
@@ -274,13 +290,19 @@ def _check_x(x, what: str):
         raise ValueError(f"{what}: expected a C-contiguous array of shape (N, D), got shape {x.shape}")
 
 
-def _check_param(p, D: int, x, what: str):
+def _param_dtype(x, weight) -> np.dtype:
+    """The dtype the kernels read weight/bias in: float32 for float16 ``x`` with float32 weights, else ``x``'s."""
+    if weight is not None and x.dtype == np.float16 and weight.dtype == np.float32:
+        return np.dtype(np.float32)
+    return x.dtype
+
+
+def _check_param(p, D: int, dtype, what: str):
     if p is None:
         return None
     if p.shape != (D,):
         raise ValueError(f"{what}: expected shape ({D},) to match the last axis of x, got {p.shape}")
-    # the kernels read the parameters in x's dtype (as the NumPy oracle computes with them)
-    return p if (p.dtype == x.dtype and p.flags.c_contiguous) else p.astype(x.dtype, order="C")
+    return p if (p.dtype == dtype and p.flags.c_contiguous) else p.astype(dtype, order="C")
 
 
 def layer_norm_fwd(x, weight, bias, eps: float):
@@ -288,7 +310,8 @@ def layer_norm_fwd(x, weight, bias, eps: float):
 
     Args:
         x: C-contiguous ``(N, D)`` array, float16, float32 or float64.
-        weight, bias: ``(D,)`` arrays or None (read in ``x``'s dtype).
+        weight, bias: ``(D,)`` arrays or None, in ``x``'s dtype (or float32 with float16 ``x``;
+            any other dtype is converted to ``x``'s).
         eps: added to the variance.
 
     Returns:
@@ -301,30 +324,30 @@ def layer_norm_fwd(x, weight, bias, eps: float):
     """
     _check_x(x, "layer_norm_fwd")
     N, D = x.shape
-    weight = _check_param(weight, D, x, "layer_norm_fwd: weight")
-    bias = _check_param(bias, D, x, "layer_norm_fwd: bias")
+    pdt = _param_dtype(x, weight if weight is not None else bias)
+    weight = _check_param(weight, D, pdt, "layer_norm_fwd: weight")
+    bias = _check_param(bias, D, pdt, "layer_norm_fwd: bias")
     xp = cuda_common.array_module(x)
     stat = acc_dtype(x.dtype)
-    y = xp.empty((N, D), dtype=x.dtype)  # (N, D)
-    mean = xp.empty((N, 1), dtype=stat)  # (N, 1)
-    rstd = xp.empty((N, 1), dtype=stat)  # (N, 1)
     if N == 0 or D == 0:
-        rstd[...] = 1.0 / np.sqrt(eps) if D == 0 else 0
-        mean[...] = 0
-        return y, mean, rstd
+        mean = xp.zeros((N, 1), dtype=stat)  # (N, 1)
+        rstd = xp.full((N, 1), 1.0 / np.sqrt(eps), dtype=stat)  # (N, 1): var = 0
+        return xp.empty((N, D), dtype=x.dtype), mean, rstd
     cfg = row_config(D, x.dtype, FWD_ELEMENTS)
     if cfg is None:
         return _fwd_composed(xp, x, weight, bias, eps)
     vec, items, wpr, rpb = cfg
-    name = f"ln_fwd<{CTYPE[x.dtype]}, {vec}, {items}, {wpr}>"
-    grid = (-(-N // rpb), 1, 1)
-    block = (32 * wpr, rpb, 1)
+    y = xp.empty((N, D), dtype=x.dtype)  # (N, D)
+    mean = xp.empty((N, 1), dtype=stat)  # (N, 1)
+    rstd = xp.empty((N, 1), dtype=stat)  # (N, 1)
+    name = f"ln_fwd<{CTYPE[x.dtype]}, {CTYPE[pdt]}, {vec}, {items}, {wpr}>"
+    dummy = xp.empty((1,), dtype=pdt)  # stands for a missing weight/bias (never read)
     args = (
-        x, weight if weight is not None else x, bias if bias is not None else x, y, mean, rstd,
+        x, weight if weight is not None else dummy, bias if bias is not None else dummy, y, mean, rstd,
         np.int64(N), np.int32(D), np.float64(eps), np.int32(weight is not None), np.int32(bias is not None),
     )
     with device_of_array(x):
-        cuda_common.launcher.launch(SOURCE, name, grid, block, args)
+        cuda_common.launcher.launch(SOURCE, name, (-(-N // rpb), 1, 1), (32 * wpr, rpb, 1), args)
     return y, mean, rstd
 
 
@@ -343,7 +366,8 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, need_param_grads=None):
         when there is no weight), or None when not needed.
 
     Raises:
-        TypeError / ValueError: as :func:`layer_norm_fwd`, and when ``dy`` does not match ``x``.
+        TypeError / ValueError: as :func:`layer_norm_fwd`, and when ``dy`` does not match ``x`` or
+        ``mean``/``rstd`` do not hold one value per row.
     """
     _check_x(x, "layer_norm_bwd")
     if dy.shape != x.shape or dy.dtype != x.dtype:
@@ -354,44 +378,45 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, need_param_grads=None):
     if need_param_grads is None:
         need_param_grads = weight is not None
     out_dtype = weight.dtype if weight is not None else x.dtype
-    w = _check_param(weight, D, x, "layer_norm_bwd: weight")
+    pdt = _param_dtype(x, weight)
+    w = _check_param(weight, D, pdt, "layer_norm_bwd: weight")
     xp = cuda_common.array_module(x)
     stat = acc_dtype(x.dtype)
+    if mean.size != N or rstd.size != N:
+        raise ValueError(f"layer_norm_bwd: mean and rstd must have {N} values (one per row), got {mean.shape} and {rstd.shape}")
     dy = dy if dy.flags.c_contiguous else xp.ascontiguousarray(dy)
     mean = xp.ascontiguousarray(mean.reshape(N), dtype=stat)  # (N,)
     rstd = xp.ascontiguousarray(rstd.reshape(N), dtype=stat)  # (N,)
-    dx = xp.empty((N, D), dtype=x.dtype)  # (N, D)
     cfg = row_config(D, x.dtype, BWD_ELEMENTS)
     if N == 0 or D == 0 or cfg is None:
         return _bwd_composed(xp, dy, x, w, mean, rstd, need_param_grads, out_dtype)
     vec, items, wpr, rpb = cfg
+    name = f"ln_bwd<{CTYPE[x.dtype]}, {CTYPE[pdt]}, {vec}, {items}, {wpr}>"
     groups = -(-N // rpb)
-    name = f"ln_bwd<{CTYPE[x.dtype]}, {vec}, {items}, {wpr}>"
-    # one wave of resident blocks walks all rows: the partial buffer has one row per block
+    dx = xp.empty((N, D), dtype=x.dtype)  # (N, D)
     with device_of_array(x):
+        # one wave of resident blocks walks all rows: the partial buffers have one row per block
         per_sm = cuda_common.launcher.blocks_per_sm(SOURCE, name, 32 * wpr * rpb)
         blocks = min(groups, cuda_common.launcher.num_sms() * per_sm)
-    R = blocks
-    if need_param_grads:
-        part_dw = xp.empty((R, D), dtype=stat)  # (R, D)
-        part_db = xp.empty((R, D), dtype=stat)  # (R, D)
-    else:
-        part_dw = part_db = dx  # never written
-    args = (
-        dy, x, w if w is not None else x, mean, rstd, dx, part_dw, part_db,
-        np.int64(N), np.int32(D), np.int32(w is not None), np.int32(bool(need_param_grads)),
-    )
-    dweight = dbias = None
-    with device_of_array(x):
-        cuda_common.launcher.launch(SOURCE, name, (blocks, 1, 1), (32 * wpr, rpb, 1), args)
         if need_param_grads:
-            dweight = xp.empty((D,), dtype=x.dtype)  # (D,)
-            dbias = xp.empty((D,), dtype=x.dtype)  # (D,)
-            name = f"ln_param_grads<{CTYPE[x.dtype]}>"
-            cuda_common.launcher.launch(
-                SOURCE, name, (-(-D // 32), 1, 1), (32, 32, 1), (part_dw, part_db, dweight, dbias, np.int32(R), np.int32(D))
-            )
-    if need_param_grads and dweight.dtype != out_dtype:
+            part_dw = xp.empty((blocks, D), dtype=stat)  # (blocks, D)
+            part_db = xp.empty((blocks, D), dtype=stat)  # (blocks, D)
+        else:
+            part_dw = part_db = xp.empty((1,), dtype=stat)  # never written
+        args = (
+            dy, x, w if w is not None else xp.empty((1,), dtype=pdt), mean, rstd, dx, part_dw, part_db,
+            np.int64(N), np.int32(D), np.int32(w is not None), np.int32(bool(need_param_grads)),
+        )
+        cuda_common.launcher.launch(SOURCE, name, (blocks, 1, 1), (32 * wpr, rpb, 1), args)
+        if not need_param_grads:
+            return dx, None, None
+        gdt = pdt if w is not None else x.dtype
+        dweight = xp.empty((D,), dtype=gdt)  # (D,)
+        dbias = xp.empty((D,), dtype=gdt)  # (D,)
+        name = f"ln_param_grads<{CTYPE[stat]}, {CTYPE[gdt]}>"
+        args = (part_dw, part_db, dweight, dbias, np.int32(blocks), np.int32(D))
+        cuda_common.launcher.launch(SOURCE, name, (-(-D // 32), 1, 1), (32, 32, 1), args)
+    if dweight.dtype != out_dtype:
         dweight, dbias = dweight.astype(out_dtype), dbias.astype(out_dtype)
     return dx, dweight, dbias
 
@@ -403,16 +428,17 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, need_param_grads=None):
 
 def _fwd_composed(xp, x, weight, bias, eps):
     stat = acc_dtype(x.dtype)
-    xf = x.astype(stat)  # (N, D)
-    mean = xf.mean(axis=1, keepdims=True)  # (N, 1)
-    xc = xf - mean  # (N, D)
-    rstd = 1.0 / xp.sqrt((xc * xc).mean(axis=1, keepdims=True) + stat.type(eps))  # (N, 1)
+    shift = x[:, :1].astype(stat)  # (N, 1)
+    xc = x.astype(stat) - shift  # (N, D)
+    mean_s = xc.mean(axis=1, keepdims=True)  # (N, 1)
+    xc -= mean_s
+    rstd = (1.0 / xp.sqrt((xc * xc).mean(axis=1, keepdims=True) + eps)).astype(stat)  # (N, 1)
     y = xc * rstd  # (N, D)
     if weight is not None:
         y = y * weight.astype(stat)
     if bias is not None:
         y = y + bias.astype(stat)
-    return y.astype(x.dtype), mean, rstd.astype(stat)
+    return y.astype(x.dtype), (shift + mean_s).astype(stat), rstd
 
 
 def _bwd_composed(xp, dy, x, weight, mean, rstd, need_param_grads, out_dtype):
@@ -420,7 +446,10 @@ def _bwd_composed(xp, dy, x, weight, mean, rstd, need_param_grads, out_dtype):
     N, D = x.shape
     mean, rstd = mean.reshape(N, 1), rstd.reshape(N, 1)  # (N, 1)
     dyf = dy.astype(stat)  # (N, D)
-    xhat = (x.astype(stat) - mean) * rstd  # (N, D)
+    xc = x.astype(stat) - mean  # (N, D)
+    if D > 0:
+        xc -= xc.mean(axis=1, keepdims=True)  # re-centred, as the kernel
+    xhat = xc * rstd  # (N, D)
     g = dyf * weight.astype(stat) if weight is not None else dyf  # (N, D)
     if D > 0:
         dx = rstd * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
@@ -431,3 +460,15 @@ def _bwd_composed(xp, dy, x, weight, mean, rstd, need_param_grads, out_dtype):
         dweight = (dyf * xhat).sum(axis=0).astype(out_dtype)  # (D,)
         dbias = dyf.sum(axis=0).astype(out_dtype)  # (D,)
     return dx.astype(x.dtype), dweight, dbias
+
+
+def example_kernels() -> list:
+    """Name expressions of representative instances (for compile checks without a GPU)."""
+    names = []
+    for dt, pdt in ((np.float32, np.float32), (np.float16, np.float16), (np.float16, np.float32), (np.float64, np.float64)):
+        for D in (768, 4096, 33, 1000):
+            for kind, budget in (("ln_fwd", FWD_ELEMENTS), ("ln_bwd", BWD_ELEMENTS)):
+                vec, items, wpr, _ = row_config(D, dt, budget)
+                names.append(f"{kind}<{CTYPE[np.dtype(dt)]}, {CTYPE[np.dtype(pdt)]}, {vec}, {items}, {wpr}>")
+        names.append(f"ln_param_grads<{CTYPE[acc_dtype(dt)]}, {CTYPE[np.dtype(pdt)]}>")
+    return list(dict.fromkeys(names))
