@@ -155,65 +155,102 @@ def _check_scores(input, target, op):
     return probs
 
 
-def _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_smoothing, dtype, probs):
-    """``A`` ``(N, d..., C)`` with loss = ``-Σ_c A·logp`` (per row for ``none``, in total otherwise).
+def _class_targets(xp, target, weight, n_classes, ignore_index, reduction, dtype):
+    """Per-row pieces of a class-index loss, without any ``(N, C)`` array.
 
-    Also returns the class weights ``(C,)`` with the ``mean`` scale applied, for the gradient with
-    respect to probability targets.
+    Returns ``safe`` (targets with ignored ones set to 0), ``keep`` (not ignored), ``w`` ``(C,)``,
+    ``wt = w[t]·keep`` (the target weight of each row) and ``scale`` (``1/Σ wt`` for ``mean``, else 1).
+
+    Raises IndexError for a target outside ``[0, C)`` that is not ``ignore_index``.
     """
-    t = _class_last(target) if probs else (target[None] if target.ndim == 0 else target)  # (N, d..., [C])
+    t = target[None] if target.ndim == 0 else target  # (N, d...)
     w = xp.ones((n_classes,), dtype=dtype) if weight is None else weight.astype(dtype, copy=False)  # (C,)
-    eps = label_smoothing
-    if probs:
-        a = (t * (1.0 - eps) + eps / n_classes) * w  # (N, d..., C)
-        denom = t.size // n_classes
-    else:
-        keep = t != ignore_index  # (N, d...)
-        safe = xp.where(keep, t, 0)
-        bad = xp.logical_and(keep, xp.logical_or(safe < 0, safe >= n_classes))
-        if bool(bad.any()):
-            raise IndexError(
-                f"target {int(t[bad].reshape(-1)[0])} is out of bounds: expected a class index in "
-                f"[0, {n_classes - 1}] or ignore_index={ignore_index}"
-            )
-        onehot = (safe[..., None] == xp.arange(n_classes)).astype(dtype)  # (N, d..., C)
-        keep_f = keep[..., None].astype(dtype)  # (N, d..., 1)
-        a = ((1.0 - eps) * onehot * w + (eps / n_classes) * w) * keep_f
-        denom = (w[safe] * keep).sum()  # Σ of the target classes' weights over non-ignored targets
-    w_scaled = w
+    keep = t != ignore_index  # (N, d...)
+    safe = xp.where(keep, t, 0)
+    bad = xp.logical_and(keep, xp.logical_or(safe < 0, safe >= n_classes))
+    if bool(bad.any()):
+        raise IndexError(
+            f"target {int(t[bad].reshape(-1)[0])} is out of bounds: expected a class index in "
+            f"[0, {n_classes - 1}] or ignore_index={ignore_index}"
+        )
+    wt = w[safe] * keep  # (N, d...)
+    scale = xp.asarray(1.0, dtype=dtype)
     if reduction == "mean":
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = 1.0 / xp.asarray(denom, dtype=dtype)  # all targets ignored: 0·inf = NaN, as PyTorch
-        a, w_scaled = a * scale, w * scale
-    return a.astype(dtype, copy=False), w_scaled.astype(dtype, copy=False)
+            scale = (1.0 / wt.sum()).astype(dtype)  # all targets ignored: 0·inf = NaN, as PyTorch
+    return safe, keep, w, wt.astype(dtype, copy=False), scale
+
+
+def _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_smoothing, dtype, probs):
+    """Dense ``A`` ``(N, d..., C)`` with loss = ``-Σ_c A·logp`` (per row for ``none``, in total otherwise).
+
+    Also returns the class weights ``(C,)`` with the ``mean`` scale applied, for the gradient with
+    respect to probability targets. Used for probability targets, ``nll_loss`` and double backward.
+    """
+    eps = label_smoothing
+    if probs:
+        t = _class_last(target)  # (N, d..., C)
+        w = xp.ones((n_classes,), dtype=dtype) if weight is None else weight.astype(dtype, copy=False)  # (C,)
+        a = (t * (1.0 - eps) + eps / n_classes) * w  # (N, d..., C)
+        scale = xp.asarray(1.0 / (t.size // n_classes) if reduction == "mean" and t.size else
+                           (float("nan") if reduction == "mean" else 1.0), dtype=dtype)
+    else:
+        safe, keep, w, _, scale = _class_targets(xp, target, weight, n_classes, ignore_index, reduction, dtype)
+        onehot = (safe[..., None] == xp.arange(n_classes)).astype(dtype)  # (N, d..., C)
+        a = ((1.0 - eps) * onehot * w + (eps / n_classes) * w) * keep[..., None].astype(dtype)
+    return (a * scale).astype(dtype, copy=False), (w * scale).astype(dtype, copy=False)
 
 
 class CrossEntropy(Function):
-    """Fused ``log_softmax`` + weighted negative log likelihood (one graph node)."""
+    """Fused ``log_softmax`` + weighted negative log likelihood (one graph node).
+
+    For class-index targets no ``(N, C)`` array besides ``p = softmax(x)`` is kept: with
+    ``wt = w[t]`` (0 for ignored rows), ``s`` the ``mean`` scale and ε the smoothing,
+
+        loss_i   = -s [(1-ε) wt_i logp[i, t_i] + (ε/C) keep_i Σ_c w_c logp[i, c]]
+        dx[i, :] = dy_i s [p[i, :] ((1-ε) wt_i + (ε/C) keep_i Σ_c w_c) - (ε/C) keep_i w] - dy_i s (1-ε) wt_i [c = t_i]
+    """
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing, probs):
         xp = get_array_module(x)
         n_classes = x.shape[0 if x.ndim == 1 else 1]
+        eps = label_smoothing
         z, e, s = _shifted(_class_last(x), -1)
         logp = z - xp.log(s)  # (N, d..., C)
-        a, w_scaled = _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_smoothing,
-                                    x.dtype, probs)
-        # where a = 0 (ignored targets, zero weights) mask logp, so a -inf logit cannot give 0·(-inf) = NaN
-        rows = -(a * xp.where(a != 0, logp, 0)).sum(-1)  # (N, d...)
         ctx.save_for_backward(x, target)
-        ctx.a, ctx.p, ctx.logp, ctx.w_scaled, ctx.ndim = a, e / s, logp, w_scaled, x.ndim
-        ctx.reduction, ctx.eps, ctx.probs, ctx.n_classes = reduction, label_smoothing, probs, n_classes
-        return _reduce_rows(xp, rows, reduction, x)
+        ctx.p, ctx.ndim, ctx.reduction, ctx.eps, ctx.probs = e / s, x.ndim, reduction, eps, probs
+        ctx.n_classes, ctx.args = n_classes, (weight, ignore_index, label_smoothing)
+        if probs:
+            a, ctx.w_scaled = _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, eps, x.dtype, True)
+            ctx.a, ctx.logp = a, logp
+            # where a = 0 (zero weights) mask logp, so a -inf logit cannot give 0·(-inf) = NaN
+            rows = -(a * xp.where(a != 0, logp, 0)).sum(-1)  # (N, d...)
+            return _reduce_rows(xp, rows, reduction, x)
+        safe, keep, w, wt, scale = _class_targets(xp, target, weight, n_classes, ignore_index, reduction, x.dtype)
+        logp_t = xp.take_along_axis(logp, safe[..., None], -1)[..., 0]  # (N, d...)
+        rows = (1.0 - eps) * wt * xp.where(keep, logp_t, 0)
+        if eps:
+            rows = rows + (eps / n_classes) * xp.where(keep, (logp * w).sum(-1), 0)
+        ctx.safe, ctx.keep, ctx.w, ctx.wt, ctx.scale = safe, keep, w, wt, scale
+        return _reduce_rows(xp, -rows * scale, reduction, x)
 
     @staticmethod
     def backward(ctx, dy):
         x, target = ctx.saved_tensors
-        graph = is_grad_enabled()  # create_graph: rebuild p and A from x and target, differentiably
-        if graph and ctx.probs:
+        if not ctx.probs and not is_grad_enabled():
+            return _class_index_dx(ctx, dy.data), None, None, None, None, None, None
+        # probability targets, or create_graph: dense A, and p rebuilt from x so the result is differentiable
+        graph = is_grad_enabled()
+        if ctx.probs and graph:
             a = (_class_last_tensor(target) * (1.0 - ctx.eps) + ctx.eps / ctx.n_classes) * Tensor._from_op(ctx.w_scaled)
+        elif ctx.probs:
+            a = Tensor._from_op(ctx.a)
         else:
-            a = Tensor._from_op(ctx.a)  # (N, d..., C)
+            xp = get_array_module(x.data)
+            weight, ignore_index, eps = ctx.args
+            a = Tensor._from_op(_loss_weights(xp, target.data, weight, ctx.n_classes, ignore_index, ctx.reduction, eps,
+                                              x.dtype, False)[0])  # (N, d..., C)
         if ctx.reduction == "none":
             dy = dy.reshape(*a.shape[:-1], 1)  # (N, d..., 1)
         dx = dtarget = None
@@ -225,6 +262,24 @@ class CrossEntropy(Function):
             logp = log_softmax(_class_last_tensor(x), -1) if graph else Tensor._from_op(ctx.logp)
             dtarget = _class_back(dy * logp * Tensor._from_op(-(1.0 - ctx.eps) * ctx.w_scaled), ctx.ndim)
         return dx, dtarget, None, None, None, None, None
+
+
+def _class_index_dx(ctx, dy):
+    """First-order ``dx`` for class-index targets on arrays: ``p`` scaled per row, minus the target terms."""
+    xp = get_array_module(dy)
+    eps, n_classes = ctx.eps, ctx.n_classes
+    coef = dy * ctx.scale  # () or (N, d...)
+    if ctx.reduction != "none" or ctx.ndim == 1:
+        coef = xp.broadcast_to(coef, ctx.wt.shape)
+    keep = ctx.keep.astype(ctx.p.dtype)  # (N, d...)
+    rowsum = (1.0 - eps) * ctx.wt + (eps / n_classes) * keep * ctx.w.sum()  # (N, d...) = Σ_c A[i, c] / s
+    dx = ctx.p * (coef * rowsum)[..., None]  # (N, d..., C)
+    if eps:
+        dx -= (coef * keep)[..., None] * ((eps / n_classes) * ctx.w)
+    dx = xp.ascontiguousarray(dx)
+    flat = dx.reshape(-1, n_classes)  # (M, C), a view: each row has one target, so no index repeats
+    flat[xp.arange(flat.shape[0]), ctx.safe.reshape(-1)] -= (coef * ((1.0 - eps) * ctx.wt)).reshape(-1)
+    return Tensor._from_op(_class_back(dx, ctx.ndim).astype(ctx.p.dtype, copy=False))
 
 
 def _reduce_rows(xp, rows, reduction, x):
