@@ -20,6 +20,7 @@ This mirrors ``torch.autograd.detect_anomaly``; the forward origin tracing is ou
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -83,8 +84,6 @@ class detect_anomaly:
         return False
 
     def __call__(self, fn):
-        import functools  # noqa: PLC0415
-
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with detect_anomaly(self.check_nan, self.check_forward):
@@ -98,14 +97,19 @@ def is_anomaly_enabled() -> bool:
 
 
 # ---------------------------------------------------------------------------------- forward
+@functools.lru_cache(maxsize=4096)
+def _is_user_file(filename: str) -> bool:
+    return not os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
 def _user_stack():
     """Up to ``_STACK_DEPTH`` (filename, lineno, function) of the frames outside this package."""
     frames = []
     f = sys._getframe(2)
     while f is not None and len(frames) < _STACK_DEPTH:
-        filename = f.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_PACKAGE_DIR):
-            frames.append((filename, f.f_lineno, f.f_code.co_name))
+        code = f.f_code
+        if _is_user_file(code.co_filename):
+            frames.append((code.co_filename, f.f_lineno, code.co_name))
         f = f.f_back
     return frames
 
