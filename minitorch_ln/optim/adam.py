@@ -42,6 +42,14 @@ class Adam(Optimizer):
         if not 0.0 <= group["weight_decay"]:
             raise ValueError(f"Invalid weight_decay value: {group['weight_decay']} (expected >= 0)")
 
+    def _fused_group_step(self, group: dict) -> bool:
+        # CUDA parameters: one multi-tensor kernel per group (kernels/cuda_optim.py), same arithmetic
+        if not any(type(p.data).__module__.startswith("cupy") for p in group["params"]):
+            return False
+        from ..kernels import cuda_optim  # noqa: PLC0415 - only reached with CuPy arrays
+
+        return cuda_optim.adam_group_step(self, group)
+
     def _update(self, p, grad, state: dict, group: dict) -> None:
         xp = get_array_module(p.data)
         lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]

@@ -135,6 +135,8 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            if self._fused_group_step(group):  # e.g. Adam on a GPU: the whole group in one kernel
+                continue
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -143,6 +145,10 @@ class Optimizer:
                 self._update(p, p.grad.data, self.state[p], group)
                 p._version[0] += 1  # the parameter changed in place: saved copies of it are now stale
         return loss
+
+    def _fused_group_step(self, group: dict) -> bool:
+        """Update all of ``group`` at once and return True, or return False for the per-parameter path."""
+        return False
 
     def _update(self, p, grad, state: dict, group: dict) -> None:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must define _update()")
