@@ -32,7 +32,8 @@ from . import backend
 from .autograd.function import AccumulateGrad
 from .tensor import Tensor
 
-__all__ = ["draw_graph", "draw_graphs", "save_graph", "record_grad_norms", "register_graph_command"]
+__all__ = ["draw_graph", "draw_graphs", "save_graph", "record_grad_norms", "recorded_grad_norm",
+           "register_graph_command"]
 
 _INSTALL_HINT = (
     "Graphviz's `dot` program was not found, so only the DOT text was written. Install it with "
@@ -99,6 +100,28 @@ def record_grad_norms(tensor) -> GradNormRecorder:
     """
     roots = _roots(tensor)
     return GradNormRecorder(_walk([_root_node(t) for t in roots if _root_node(t) is not None])[0])
+
+
+def recorded_grad_norm(tensor) -> float | None:
+    """The norm of the gradient that reached ``tensor`` in the backward recorded by :func:`record_grad_norms`.
+
+    Works for any tensor of the recorded graph (a layer's output, a leaf). Returns ``None`` when no
+    gradient reached it.
+
+    Raises:
+        TypeError: ``tensor`` is not a Tensor.
+        RuntimeError: its node was not part of a graph passed to :func:`record_grad_norms`.
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"recorded_grad_norm: expected a Tensor, got {type(tensor).__name__}")
+    node = _root_node(tensor)
+    norms = getattr(node, "_viz_grad_norms", None) if node is not None else None
+    if norms is None:
+        raise RuntimeError(
+            "recorded_grad_norm: no gradient norms were recorded for this tensor's node: call "
+            "viz.record_grad_norms(loss) before loss.backward(), with loss depending on this tensor"
+        )
+    return norms.get(tensor._output_nr if tensor.grad_fn is not None else 0)
 
 
 # ------------------------------------------------------------------------------ drawing

@@ -114,6 +114,21 @@ def test_gradient_norms_are_the_gradients_that_reached_each_node(device):
     assert y.grad_fn._pre_hooks == {0: []}
 
 
+def test_recorded_grad_norm_of_intermediate_tensors():
+    x = mt.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
+    h = x * 3.0
+    out = (h.tanh() * mt.tensor([1.0, 2.0])).sum()
+    with viz.record_grad_norms(out):
+        out.backward()
+    dh = (1 - np.tanh(3 * x.data) ** 2) * np.array([1.0, 2.0])  # d out / d h
+    assert viz.recorded_grad_norm(h) == pytest.approx(float(np.linalg.norm(dh)), rel=1e-6)
+    assert viz.recorded_grad_norm(x) == pytest.approx(float(np.linalg.norm(3 * dh)), rel=1e-6)
+    with pytest.raises(RuntimeError, match="no gradient norms were recorded"):
+        viz.recorded_grad_norm((x * 2).sum())
+    with pytest.raises(TypeError, match="expected a Tensor, got float"):
+        viz.recorded_grad_norm(1.0)
+
+
 def test_gradient_norms_without_recording_is_a_clear_error():
     _, _, y = small_expression()
     with pytest.raises(RuntimeError, match=r"record_grad_norms\(y\) before y.backward\(\)"):
