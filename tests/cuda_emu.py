@@ -337,3 +337,29 @@ class EmuLauncher:
         b = (ctypes.c_int * 3)(*block)
         self.launches.append((name, tuple(grid), tuple(block)))
         fn(g, b, arr)
+
+
+class Emulator:
+    """One :class:`EmuLauncher` per kernel source, behind the ``cuda_common.launcher`` interface.
+
+    ``prebuild`` maps a source to the kernel names to compile at once (one g++ run per source).
+    """
+
+    def __init__(self, prebuild: dict, sms: int = 2, blocks_per_sm: int = 1):
+        self.sms, self.per_sm = sms, blocks_per_sm
+        self.by_source = {src: EmuLauncher(src, names, sms, blocks_per_sm) for src, names in prebuild.items()}
+
+    @property
+    def launches(self):
+        return [rec for emu in self.by_source.values() for rec in emu.launches]
+
+    def num_sms(self) -> int:
+        return self.sms
+
+    def blocks_per_sm(self, source, name, threads) -> int:
+        return self.per_sm
+
+    def launch(self, source, name, grid, block, args) -> None:
+        if source not in self.by_source:
+            self.by_source[source] = EmuLauncher(source, (), self.sms, self.per_sm)
+        self.by_source[source].launch(source, name, grid, block, args)

@@ -29,12 +29,13 @@ __global__ void adam_multi(const unsigned long long* __restrict__ params, const 
                            const unsigned long long* __restrict__ max_exp_avg_sqs,
                            const long long* __restrict__ sizes, const int* __restrict__ chunk_tensor,
                            const long long* __restrict__ chunk_start, int n_chunks, int chunk_size,
-                           double lr, double beta1, double beta2, double eps, double weight_decay,
-                           double step_size, double bias_correction2_sqrt,
+                           double one_minus_beta1, double beta2, double one_minus_beta2, double eps,
+                           double weight_decay, double decay, double step_size, double bias_correction2_sqrt,
                            int decoupled, int maximize, int amsgrad) {
     typedef typename Acc<T>::type A;
-    const A a_lr = (A)lr, a_b1 = (A)beta1, a_b2 = (A)beta2, a_eps = (A)eps, a_wd = (A)weight_decay;
-    const A a_step = (A)step_size, a_bc2 = (A)bias_correction2_sqrt;
+    // 1 - beta and 1 - lr * wd come computed in double, as Python computes them for the CPU path
+    const A a_omb1 = (A)one_minus_beta1, a_b2 = (A)beta2, a_omb2 = (A)one_minus_beta2, a_eps = (A)eps;
+    const A a_wd = (A)weight_decay, a_decay = (A)decay, a_step = (A)step_size, a_bc2 = (A)bias_correction2_sqrt;
     for (int ch = blockIdx.x; ch < n_chunks; ch += gridDim.x) {
         const int t = chunk_tensor[ch];
         const long long start = chunk_start[ch];
@@ -49,12 +50,12 @@ __global__ void adam_multi(const unsigned long long* __restrict__ params, const 
             A pi = to_acc(p[i]);
             if (maximize) gi = -gi;
             if (a_wd != (A)0) {
-                if (decoupled) pi *= (A)1 - a_lr * a_wd;
+                if (decoupled) pi *= a_decay;
                 else gi += a_wd * pi;
             }
             A mi = to_acc(m[i]);
-            mi += ((A)1 - a_b1) * (gi - mi);                      // first moment (a lerp, as PyTorch)
-            A vi = to_acc(v[i]) * a_b2 + ((A)1 - a_b2) * gi * gi;  // second moment
+            mi += a_omb1 * (gi - mi);                      // first moment (a lerp, as PyTorch)
+            A vi = to_acc(v[i]) * a_b2 + a_omb2 * gi * gi;  // second moment
             m[i] = cast_to<T>(mi);
             v[i] = cast_to<T>(vi);
             if (amsgrad) {
@@ -75,7 +76,7 @@ _chunk_tables: dict = {}
 
 def _chunks(sizes: tuple, xp):
     """``(chunk_tensor int32, chunk_start int64, sizes int64)`` device arrays, cached per size list."""
-    key = (sizes, xp.__name__, _device_id(xp))
+    key = (sizes, CHUNK, xp.__name__, _device_id(xp))
     if key not in _chunk_tables:
         tensor, start = [], []
         for i, n in enumerate(sizes):
@@ -147,8 +148,8 @@ def adam_multi_tensor(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs=None
         table(params), table(fixed_grads), table(exp_avgs), table(exp_avg_sqs),
         table(max_exp_avg_sqs if amsgrad else exp_avg_sqs), size_arr, chunk_tensor, chunk_start,
         np.int32(n_chunks), np.int32(CHUNK),
-        np.float64(lr), np.float64(beta1), np.float64(beta2), np.float64(eps), np.float64(weight_decay),
-        np.float64(lr / (1 - beta1**step)), np.float64((1 - beta2**step) ** 0.5),
+        np.float64(1 - beta1), np.float64(beta2), np.float64(1 - beta2), np.float64(eps), np.float64(weight_decay),
+        np.float64(1 - lr * weight_decay), np.float64(lr / (1 - beta1**step)), np.float64((1 - beta2**step) ** 0.5),
         np.int32(bool(decoupled_weight_decay)), np.int32(bool(maximize)), np.int32(amsgrad),
     )
     with device_of_array(params[0]):
