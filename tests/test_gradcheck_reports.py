@@ -345,3 +345,17 @@ def test_precision_report_bad_input():
         precision_report(lambda t: t * 2, (mt.ones(3, requires_grad=True),), safety=0)
     with pytest.raises(ValueError, match="no floating point Tensor"):
         precision_report(lambda t: 3, (mt.ones(3, requires_grad=True),))
+
+
+def test_precision_aware_and_term_check_on_the_library_layer_norm(device):
+    """The library's fused LayerNorm, float32, on each device: passes precision-aware, terms agree."""
+    rng = np.random.default_rng(11)
+    x = mt.tensor((2 + rng.standard_normal((2, 3, 8))).astype(np.float32), device=device, requires_grad=True)
+    w = mt.tensor((1 + 0.5 * rng.standard_normal(8)).astype(np.float32), device=device, requires_grad=True)
+    b = mt.tensor(rng.standard_normal(8).astype(np.float32), device=device, requires_grad=True)
+    ln = lambda a, c, d: mt.ops.layer_norm(a, (8,), c, d)  # noqa: E731
+    report = precision_report(ln, (x, w, b))
+    assert report.ok, str(report)
+    assert all(r["dtype"] == "float32" for r in report.per_input.values())
+    y = ln(x.detach().double().requires_grad_(), w.detach().double(), b.detach().double())
+    assert layer_norm_term_check(y.grad_fn).ok
