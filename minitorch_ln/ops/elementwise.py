@@ -580,9 +580,23 @@ class Where(Function):
         return None, da, db
 
 
+def _mask_on_device(mask, is_tensor: bool, x: Tensor, op: str):
+    """``mask`` (an array) on ``x``'s device: moved if it was not a Tensor, else an error naming both devices."""
+    dev = backend.device_of(mask)
+    if dev == x.device:
+        return mask
+    if is_tensor:
+        raise RuntimeError(
+            f"{op}: expected all tensors on the same device, but found tensors on {dev} and {x.device}; "
+            "move them with .to(device) first"
+        )
+    return backend.to_device(mask, x.device)
+
+
 def where(condition, input, other) -> Tensor:  # noqa: A002
     """``input`` where ``condition`` holds, else ``other`` (broadcast together)."""
-    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    cond = condition.data if isinstance(condition, Tensor) else condition
+    cond = cond if hasattr(cond, "dtype") and hasattr(cond, "shape") else np.asarray(cond)
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
     ref = input if isinstance(input, Tensor) else other
@@ -591,6 +605,7 @@ def where(condition, input, other) -> Tensor:  # noqa: A002
     a, b = promote(input, other, "where")
     out_shape = broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
     del ref, out_shape
+    cond = _mask_on_device(cond, isinstance(condition, Tensor), a, "where")
     return Where.apply(cond, a, b)
 
 
@@ -607,6 +622,7 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
         value = value.to(x.dtype)
     else:
         value = Tensor._from_op(get_array_module(x.data).asarray(value, dtype=x.dtype))
+    m = _mask_on_device(m, isinstance(mask, Tensor), x, "masked_fill")
     return Where.apply(m, value, x)
 
 
@@ -618,6 +634,11 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
 def _compare(a, b, fn, name) -> Tensor:
     a, b = promote(a, b, name)
     broadcast_shape(a.shape, b.shape, name)
+    if a.device != b.device:
+        raise RuntimeError(
+            f"{name}: expected all tensors on the same device, but found tensors on {a.device} and {b.device}; "
+            "move them with .to(device) first"
+        )
     return Tensor._from_op(fn(a.data, b.data))
 
 
