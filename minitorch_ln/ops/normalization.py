@@ -73,6 +73,11 @@ class _Rows:
 
     def from_rows(self, a2d):
         """The inverse of :meth:`to_rows`: ``(N, D)`` back to the original layout."""
+        if self.identity and a2d.base is None and a2d.flags.c_contiguous:
+            # Reshape the kernel's own array in place rather than as a view: the engine copies a
+            # view before making it a leaf's .grad (one more pass over (B, L, D) for nothing).
+            a2d.shape = self.moved_shape
+            return a2d
         a = a2d.reshape(self.moved_shape)
         return a if self.identity else a.transpose(np.argsort(self.perm))
 
