@@ -263,7 +263,6 @@ class LayerNormBackward(Function):
             mean2, rstd2 = mean.reshape(rows.N, 1), rstd.reshape(rows.N, 1)       # (N, 1) each
         dx, dweight, dbias = kernels.layer_norm_bwd(dy2, x2, _flat(weight, rows.D), mean2, rstd2)
         ctx.axes, ctx.eps, ctx.bias_dtype = axes, eps, bias_dtype
-        ctx.has_weight = weight is not None
         ctx.save_for_backward(dy, x, weight)
         out = [rows.from_rows(dx)]                                                # (B, L, D)
         if weight is not None:
@@ -343,8 +342,9 @@ def layer_norm_composed(input: Tensor, normalized_shape=None, weight=None, bias=
                         *, dim=None) -> Tensor:
     """:func:`layer_norm` from primitive Tensor ops: the reference for teaching and for the tests.
 
-    Same arguments, shapes and errors as :func:`layer_norm`; five graph nodes where the fused op
-    has one, and autograd derives its backward. Float16 input is computed in float32.
+    Same arguments, shapes and errors as :func:`layer_norm`; about ten graph nodes (mean, sub,
+    mul, mean, add, rsqrt, mul, ...) where the fused op has one, and autograd derives the backward
+    from them. Float16 input is computed in float32.
     """
     op = "layer_norm_composed"
     _check_input(input, op)
