@@ -112,6 +112,10 @@ class ScaledDotProductAttention(Function):
     mask broadcastable to ``(..., L, S)`` (or None), ``keep`` the scaled dropout keep mask
     ``(..., L, S)`` (or None), ``scale``, and ``need_weights``: when True the softmax ``P`` is a
     second, differentiable output.
+
+    The first-order backward runs on raw arrays, in place (:func:`_attention_backward_arrays`);
+    under ``create_graph=True`` the same formulas run in Tensor ops, so they can be differentiated
+    again (``P`` is then recomputed with its history when it was not an output).
     """
 
     @staticmethod
@@ -133,7 +137,15 @@ class ScaledDotProductAttention(Function):
     def backward(ctx, dout, dweights=None):
         q, k, v, p, mask, keep = ctx.saved_tensors
         scale = ctx.scale
-        if not ctx.need_weights and is_grad_enabled():
+        if not is_grad_enabled():
+            # first-order backward (no create_graph): the same formulas on raw arrays, in place
+            grads = _attention_backward_arrays(
+                q.data, k.data, v.data, p.data, None if keep is None else keep.data, scale, dout.data,
+                None if dweights is None else dweights.data, None if mask is None or not ctx.needs_input_grad[3]
+                else mask.shape)
+            return tuple(None if g is None else Tensor._from_op(g) for g in grads) + (None, None, None)
+        # differentiable backward (create_graph=True): the same formulas in Tensor ops
+        if not ctx.need_weights:
             # Double backward: P was saved as a constant, so recompute it with its history.
             p = ScaledDotProductAttention.apply(q, k, v, mask, None, scale, True)[1]
         p_used = p * keep if keep is not None else p  # (..., L, S)
@@ -148,6 +160,36 @@ class ScaledDotProductAttention(Function):
         dk = unbroadcast(ops.matmul(ops.transpose(ds, -1, -2), q), k.shape) * scale  # (..., S, E)
         dmask = unbroadcast(ds, mask.shape) if ctx.needs_input_grad[3] else None
         return dq, dk, dv, dmask, None, None, None
+
+
+def _sum_to(a, shape):
+    """Sum array ``a`` over the axes along which ``shape`` was broadcast to ``a.shape``."""
+    if a.shape == tuple(shape):
+        return a
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
+    return a.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+def _attention_backward_arrays(q, k, v, p, keep, scale, dout, dweights, mask_shape):
+    """``dq, dk, dv, dmask`` of :class:`ScaledDotProductAttention` on raw arrays (formulas in the module docstring)."""
+    xp = get_array_module(q)
+    p_used = p * keep if keep is not None else p  # (..., L, S)
+    dv = _sum_to(xp.matmul(xp.swapaxes(p_used, -1, -2), dout), v.shape)  # (..., S, Ev)
+    dp = xp.matmul(dout, xp.swapaxes(v, -1, -2))  # (..., L, S)
+    if keep is not None:
+        dp *= keep
+    if dweights is not None:
+        dp += dweights
+    dp -= (dp * p).sum(axis=-1, keepdims=True)  # dP - rowsum(dP ⊙ P)
+    dp *= p  # dS = P ⊙ (dP - rowsum(dP ⊙ P)), (..., L, S)
+    ds = dp
+    dq = _sum_to(xp.matmul(ds, k), q.shape)  # (..., L, E)
+    dq *= q.dtype.type(scale)
+    dk = _sum_to(xp.matmul(xp.swapaxes(ds, -1, -2), q), k.shape)  # (..., S, E)
+    dk *= k.dtype.type(scale)
+    dmask = _sum_to(ds, mask_shape) if mask_shape is not None else None
+    return dq, dk, dv, dmask
 
 
 def _check_qkv(query, key, value, what):
