@@ -79,7 +79,7 @@ class _Rows:
             a2d.shape = self.moved_shape
             return a2d
         a = a2d.reshape(self.moved_shape)
-        return a if self.identity else a.transpose(np.argsort(self.perm))
+        return a if self.identity else a.transpose(tuple(int(i) for i in np.argsort(self.perm)))
 
 
 def _check_input(x, op: str) -> None:
