@@ -9,9 +9,12 @@ right after the same repetition of the other, so that a busy machine slows both 
 the repetitions is reported (the median is printed too). A ratio above 1 means minitorch_ln is
 slower. The target is at most 2 at ``(32, 128, 768)`` float32, forward+backward.
 
+``--single-thread`` runs both on one thread and measures CPU time (``time.process_time``) instead
+of wall time: on a machine shared with other work, that ratio is the steadier one.
+
 Also printed: the bytes that each save-for-backward option keeps between forward and backward.
 
-    python benchmarks/bench_layernorm.py [--fast] [--threads N]
+    python benchmarks/bench_layernorm.py [--fast] [--threads N] [--single-thread]
 """
 
 from __future__ import annotations
@@ -59,15 +62,15 @@ def steps(shape, dtype):
             ("mt", "forward+backward"): mt_fb, ("torch", "forward+backward"): torch_fb}
 
 
-def time_pair(ours, theirs, repeat):
+def time_pair(ours, theirs, repeat, clock=time.perf_counter):
     """Best and median seconds of ``ours`` and ``theirs``, timed in alternation."""
     ours(), theirs()  # warm up
     t_ours, t_theirs = [], []
     for _ in range(repeat):
         for fn, out in ((ours, t_ours), (theirs, t_theirs)):
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            out.append(time.perf_counter() - t0)
+            out.append(clock() - t0)
     return min(t_ours), float(np.median(t_ours)), min(t_theirs), float(np.median(t_theirs))
 
 
@@ -87,18 +90,25 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="fewer repetitions")
     parser.add_argument("--threads", type=int, default=None, help="threads for minitorch_ln's CPU kernels")
+    parser.add_argument("--single-thread", action="store_true", help="one thread each, CPU time")
     args = parser.parse_args(argv)
-    if args.threads is not None:
+    clock = time.perf_counter
+    if args.single_thread:
+        torch.set_num_threads(1)
+        kernels.set_num_threads(1)
+        clock = time.process_time
+    elif args.threads is not None:
         kernels.set_num_threads(args.threads)
     repeat = 5 if args.fast else 20
     print(f"PyTorch {torch.__version__}: {torch.get_num_threads()} threads; "
-          f"minitorch_ln kernels: {kernels.get_num_threads()} threads; best of {repeat} (median)")
+          f"minitorch_ln kernels: {kernels.get_num_threads()} threads; "
+          f"{'CPU' if args.single_thread else 'wall'} time, best of {repeat} (median)")
     print(f"{'shape':<18} {'dtype':<8} {'pass':<17} {'minitorch_ln':>21} {'PyTorch':>21} {'ratio':>6}")
     for shape in SHAPES:
         for dtype in (np.float32, np.float64):
             fns = steps(shape, dtype)
             for mode in ("forward", "forward+backward"):
-                best_m, med_m, best_t, med_t = time_pair(fns[("mt", mode)], fns[("torch", mode)], repeat)
+                best_m, med_m, best_t, med_t = time_pair(fns[("mt", mode)], fns[("torch", mode)], repeat, clock)
                 print(f"{str(shape):<18} {np.dtype(dtype).name:<8} {mode:<17} "
                       f"{best_m * 1e3:8.2f} ms ({med_m * 1e3:7.2f}) {best_t * 1e3:8.2f} ms ({med_t * 1e3:7.2f}) "
                       f"{best_m / best_t:6.2f}")
