@@ -26,8 +26,9 @@ Numerics, each explained where it is done:
 - in backward ``xhat`` is re-centred, because the saved ``mean`` is rounded to the input's precision
   (for a float32 row ``1e4 + 1e-3·noise`` that rounding is half the spread of the row).
 
-Written with ``xp = get_array_module(x)`` throughout, so the same code runs on CuPy arrays (it is
-the GPU fallback until ``cuda_layernorm`` exists). On the CPU, large inputs are cut into blocks of
+Written with ``xp = get_array_module(x)`` throughout, so the same code runs on CuPy arrays: it is
+the GPU fallback for every kernel that ``cuda_layernorm`` does not define, and the oracle its tests
+compare against. On the CPU, large inputs are cut into blocks of
 rows that fit in the L2 cache and the blocks are spread over a few threads (see
 :func:`_map_row_blocks`).
 """
