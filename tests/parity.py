@@ -42,8 +42,8 @@ def module_parity(ours, theirs, arrays, call, dtype=np.float64, requires_grad=No
         the largest error seen.
     """
     dtype = np.dtype(dtype)
-    theirs = theirs.to(getattr(torch, dtype.name))
-    ours.to(dtype)
+    theirs = theirs.to(device=device, dtype=getattr(torch, dtype.name))
+    ours.to(device, dtype)
     if load:
         ours.load_state_dict(theirs.state_dict())
     if requires_grad is None:

@@ -203,12 +203,12 @@ def _layout(bf, n, d, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("kind", ["self", "kv", "cross"])
-def test_mha_matches_torch(rng, dtype, batch_first, kind):
+def test_mha_matches_torch(rng, dtype, batch_first, kind, device):
     ours, theirs = _mha_pair(batch_first=batch_first)
     q = _layout(batch_first, L, E, rng)
     k = q if kind == "self" else _layout(batch_first, S, E, rng)
     v = k if kind in ("self", "kv") else _layout(batch_first, S, E, rng)
-    module_parity(ours, theirs, [q, k, v], lambda m, q, k, v: m(q, k, v), dtype=dtype)
+    module_parity(ours, theirs, [q, k, v], lambda m, q, k, v: m(q, k, v), dtype=dtype, device=device)
 
 
 @pytest.mark.parametrize("kw", [dict(bias=False), dict(kdim=5, vdim=7), dict(add_bias_kv=True),
@@ -254,13 +254,13 @@ def _masks(rng, kind, dtype):
                                   "bool_kpm_float_am"])
 @pytest.mark.parametrize("average", [True, False])
 @pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")
-def test_mha_masks_match_torch(rng, dtype, kind, average):
+def test_mha_masks_match_torch(rng, dtype, kind, average, device):
     ours, theirs = _mha_pair(batch_first=True)
     q, k = randn(rng, B, L, E), randn(rng, B, S, E)
     am, kpm = _masks(rng, kind, dtype)
     module_parity(ours, theirs, [q, k, am, kpm],
                   lambda m, q, k, am, kpm: m(q, k, k, attn_mask=am, key_padding_mask=kpm, average_attn_weights=average),
-                  dtype=dtype)
+                  dtype=dtype, device=device)
 
 
 def test_mha_need_weights_false_and_causal(rng):

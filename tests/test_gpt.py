@@ -87,12 +87,12 @@ def test_tied_weights_appear_once():
 @pytest.mark.parametrize("cfg_kw", [dict(), dict(norm_first=False), dict(tie_weights=True),
                                     dict(activation="relu", bias=False, dim_feedforward=12)],
                          ids=["pre_ln", "post_ln", "tied", "relu_nobias"])
-def test_gpt_matches_torch_twin(rng, dtype, cfg_kw):
+def test_gpt_matches_torch_twin(rng, dtype, cfg_kw, device):
     cfg = small_config(**cfg_kw)
     ours, theirs = _pair(cfg)
     idx, targets = rng.integers(0, V, (3, 7)), rng.integers(0, V, (3, 7))
     targets[0, 2] = -100  # ignored, as in PyTorch
-    module_parity(ours, theirs, [idx, targets], lambda m, i, t: m(i, t), dtype=dtype)
+    module_parity(ours, theirs, [idx, targets], lambda m, i, t: m(i, t), dtype=dtype, device=device)
 
 
 def test_torch_twin_copies_weights(rng):
@@ -145,18 +145,20 @@ def test_overfits_one_batch(rng):
 # ==================================================================================================
 
 
-def test_generate_shapes_prefix_determinism_and_mode(rng):
-    model = GPT(small_config(dropout=0.2))
+def test_generate_shapes_prefix_determinism_and_mode(rng, device):
+    model = GPT(small_config(dropout=0.2), device=device)
     model.train()
-    idx = mt.tensor(rng.integers(0, V, (2, 5)))
+    idx = mt.tensor(rng.integers(0, V, (2, 5)), device=device)
     mt.manual_seed(3)
     out = model.generate(idx, 10, temperature=0.8, top_k=4)  # 15 > block_size: the context is cropped
     assert out.shape == (2, 15) and out.dtype == np.int64 and not out.requires_grad
-    np.testing.assert_array_equal(out.data[:, :5], idx.data)
-    assert out.data.min() >= 0 and out.data.max() < V
+    assert out.device == idx.device
+    out_np = out.numpy()
+    np.testing.assert_array_equal(out_np[:, :5], idx.numpy())
+    assert out_np.min() >= 0 and out_np.max() < V
     assert model.training and model.blocks[0].dropout.training
     mt.manual_seed(3)
-    np.testing.assert_array_equal(model.generate(idx, 10, temperature=0.8, top_k=4).data, out.data)
+    np.testing.assert_array_equal(model.generate(idx, 10, temperature=0.8, top_k=4).numpy(), out_np)
     assert model.generate(idx, 0).shape == (2, 5)
 
 

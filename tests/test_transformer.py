@@ -38,20 +38,21 @@ def _torch_and_ours(torch_cls, ours_cls, *args, **kw):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_encoder_layer_matches_torch(rng, dtype, norm_first, activation, batch_first):
+def test_encoder_layer_matches_torch(rng, dtype, norm_first, activation, batch_first, device):
     ours, theirs = _torch_and_ours(torch.nn.TransformerEncoderLayer, TransformerEncoderLayer, D, NH, FF, 0.0,
                                    activation, batch_first=batch_first, norm_first=norm_first)
     x = _seq(rng, batch_first, L)
     kpm = np.zeros((B, L), dtype=bool)
     kpm[0, -2:] = True
-    module_parity(ours, theirs, [x, kpm], lambda m, x, kpm: m(x, src_key_padding_mask=kpm), dtype=dtype)
+    module_parity(ours, theirs, [x, kpm], lambda m, x, kpm: m(x, src_key_padding_mask=kpm), dtype=dtype,
+                  device=device)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_decoder_layer_matches_torch(rng, dtype, norm_first, activation, batch_first):
+def test_decoder_layer_matches_torch(rng, dtype, norm_first, activation, batch_first, device):
     ours, theirs = _torch_and_ours(torch.nn.TransformerDecoderLayer, TransformerDecoderLayer, D, NH, FF, 0.0,
                                    activation, batch_first=batch_first, norm_first=norm_first)
     tgt, mem = _seq(rng, batch_first, L), _seq(rng, batch_first, S)
@@ -59,7 +60,8 @@ def test_decoder_layer_matches_torch(rng, dtype, norm_first, activation, batch_f
     mem_kpm = np.zeros((B, S), dtype=bool)
     mem_kpm[1, :2] = True
     module_parity(ours, theirs, [tgt, mem, causal, mem_kpm],
-                  lambda m, t, mem, c, k: m(t, mem, tgt_mask=c, memory_key_padding_mask=k), dtype=dtype)
+                  lambda m, t, mem, c, k: m(t, mem, tgt_mask=c, memory_key_padding_mask=k), dtype=dtype,
+                  device=device)
 
 
 def test_encoder_layer_float_mask_bias_false_and_callable_activation(rng):
