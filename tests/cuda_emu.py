@@ -348,10 +348,8 @@ class Emulator:
     def __init__(self, prebuild: dict, sms: int = 2, blocks_per_sm: int = 1):
         self.sms, self.per_sm = sms, blocks_per_sm
         self.by_source = {src: EmuLauncher(src, names, sms, blocks_per_sm) for src, names in prebuild.items()}
+        self.launches = []  # (name, grid, block) of every launch, in order
 
-    @property
-    def launches(self):
-        return [rec for emu in self.by_source.values() for rec in emu.launches]
 
     def num_sms(self) -> int:
         return self.sms
@@ -363,3 +361,4 @@ class Emulator:
         if source not in self.by_source:
             self.by_source[source] = EmuLauncher(source, (), self.sms, self.per_sm)
         self.by_source[source].launch(source, name, grid, block, args)
+        self.launches.append((name, tuple(grid), tuple(block)))

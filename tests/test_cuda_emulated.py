@@ -7,6 +7,8 @@ optimizer. The emulator pretends to have 2 SMs running 1 block each, so the pers
 of the backward kernels go round several times even on small inputs.
 """
 
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -309,3 +311,98 @@ def test_every_launch_was_checked(emulator):
     assert {"ln_fwd", "ln_bwd", "ln_param_grads", "softmax_fwd", "softmax_bwd", "ce_fwd", "ce_bwd", "adam_multi"} <= kinds
     for _, grid, block in emulator.launches:
         assert block[0] * block[1] * block[2] <= 1024 and block[0] % 32 == 0
+
+
+# ==================================================================================================
+# The ops and the optimizer on top of the kernels (the GPU branches, taken here on NumPy arrays)
+# ==================================================================================================
+
+
+@pytest.fixture
+def gpu_branches(emulator, monkeypatch):
+    """Make the ops, the kernel dispatch and Adam take their CUDA branch for NumPy arrays."""
+    from minitorch_ln import kernels
+
+    softmax_ops = importlib.import_module("minitorch_ln.ops.softmax")  # the module, not the function
+
+    def fused_rows(x, dim):
+        ok = dim == x.ndim - 1 and x.flags.c_contiguous and x.size > 0
+        return cuda_softmax if ok else None
+
+    monkeypatch.setattr(softmax_ops, "_fused_rows", fused_rows)
+    real_impl = kernels._impl
+    monkeypatch.setattr(kernels, "_impl", lambda name, a: getattr(cuda_layernorm, name, None) or real_impl(name, a))
+    monkeypatch.setattr(cuda_optim, "_on_gpu", lambda a: True)
+    return emulator
+
+
+def _train_steps(gpu_like, rng_seed=0):
+    mt.manual_seed(0)
+    model = mt.nn.Sequential(mt.nn.Linear(12, 32), mt.nn.LayerNorm(32), mt.nn.GELU(), mt.nn.Linear(32, 7))
+    opt = mt.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    rng = np.random.default_rng(rng_seed)
+    x, t = rng.standard_normal((9, 12)).astype(np.float32), rng.integers(0, 7, 9)
+    t[2] = -100
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        out = model(mt.tensor(x))
+        loss = F.cross_entropy(out, mt.tensor(t), label_smoothing=0.05) + out.log_softmax(-1).exp().softmax(-1).sum() * 0.01
+        loss.backward()
+        if gpu_like:
+            for group in opt.param_groups:
+                assert cuda_optim.adam_group_step(opt, group)
+        else:
+            opt.step()
+        losses.append(float(loss.item()))
+    return losses, [p.detach().numpy().copy() for p in model.parameters()], opt
+
+
+def test_training_step_through_the_cuda_branches_matches_cpu(gpu_branches):
+    ref_losses, ref_params, ref_opt = _train_steps(False)
+    before = len(gpu_branches.launches)
+    losses, params, opt = _train_steps(True)
+    kinds = {name.split("<")[0] for name, _, _ in gpu_branches.launches[before:]}
+    assert {"ln_fwd", "ln_bwd", "ce_fwd", "ce_bwd", "softmax_fwd", "softmax_bwd", "adam_multi"} <= kinds
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
+    for p, r in zip(params, ref_params):
+        assert rel_err(p, r) < 1e-5
+    for group in opt.param_groups:
+        for p in group["params"]:
+            assert opt.state[p]["step"] == 3
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_op_branch_matches_dense_path(gpu_branches, reduction, rng):
+    x = rng.standard_normal((6, 11))
+    t = rng.integers(0, 11, 6)
+    t[0] = -100
+    dy = rng.standard_normal(6) if reduction == "none" else 0.7
+    outs = []
+    for fused in (True, False):
+        if not fused:
+            gpu_branches_off = pytest.MonkeyPatch()
+            gpu_branches_off.setattr(importlib.import_module("minitorch_ln.ops.softmax"), "_fused_rows",
+                                     lambda x, dim: None)
+        xt = mt.tensor(x, requires_grad=True)
+        loss = F.cross_entropy(xt, mt.tensor(t), reduction=reduction, label_smoothing=0.1)
+        loss.backward(mt.tensor(dy))
+        outs.append((loss.detach().numpy(), xt.grad.numpy()))
+        if not fused:
+            gpu_branches_off.undo()
+    assert rel_err(outs[0][0], outs[1][0]) < 1e-12 and rel_err(outs[0][1], outs[1][1]) < 1e-12
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(mt.tensor(x), mt.tensor(np.array([0, 1, 2, 3, 4, 99])))
+
+
+def test_cross_entropy_fused_forward_then_double_backward(gpu_branches, rng):
+    # create_graph after the fused forward takes the dense, differentiable path
+    x = mt.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+    t = mt.tensor(rng.integers(0, 5, 4))
+    (g,) = mt.autograd.grad(F.cross_entropy(x, t), [x], create_graph=True)
+    (g * g).sum().backward()
+    x2 = torch.tensor(x.detach().numpy(), requires_grad=True)
+    (g2,) = torch.autograd.grad(torch.nn.functional.cross_entropy(x2, torch.tensor(t.numpy())), [x2], create_graph=True)
+    (g2 * g2).sum().backward()
+    assert rel_err(g.detach().numpy(), g2.detach().numpy()) < 1e-12
+    assert rel_err(x.grad.numpy(), x2.grad.numpy()) < 1e-10

@@ -159,6 +159,10 @@ def adam_multi_tensor(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs=None
     # CuPy's memory pool reuses a freed block only for work queued after the free on the same stream
 
 
+def _on_gpu(array) -> bool:
+    return type(array).__module__.split(".")[0] == "cupy"
+
+
 def adam_group_step(optimizer, group: dict) -> bool:
     """Run one Adam/AdamW step for ``group`` of ``optimizer`` with the fused kernel.
 
@@ -168,7 +172,7 @@ def adam_group_step(optimizer, group: dict) -> bool:
     holds a parameter that is not on a GPU or not C-contiguous, so the caller takes its own path.
     """
     todo = [p for p in group["params"] if p.grad is not None]
-    if not todo or any(type(p.data).__module__.split(".")[0] != "cupy" or not p.data.flags.c_contiguous for p in todo):
+    if not todo or any(not _on_gpu(p.data) or not p.data.flags.c_contiguous for p in todo):
         return False
     buckets: dict = {}
     for p in todo:

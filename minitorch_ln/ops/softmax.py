@@ -41,19 +41,37 @@ def _shifted(x, axis):
     return z, e, e.sum(axis=axis, keepdims=True)
 
 
+def _fused_rows(x, dim):
+    """The fused CUDA kernels module when ``x`` is a CuPy array reduced along its last, contiguous axis."""
+    if get_array_module(x) is np or dim != x.ndim - 1 or not x.flags.c_contiguous or x.size == 0:
+        return None
+    from ..kernels import cuda_softmax  # noqa: PLC0415 - only reached with CuPy arrays
+
+    return cuda_softmax
+
+
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = get_array_module(x)
-        _, e, s = _shifted(x, dim)
-        y = e / xp.where(s == 0, 1, s).astype(x.dtype, copy=False)
-        ctx.save_for_backward(y)
         ctx.dim = dim
+        fused = _fused_rows(x, dim)
+        if fused is not None:  # GPU: one kernel (kernels/cuda_softmax.py), same numerics
+            y = fused.softmax_fwd(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+        else:
+            _, e, s = _shifted(x, dim)
+            y = e / xp.where(s == 0, 1, s).astype(x.dtype, copy=False)
+        ctx.save_for_backward(y)
         return y
 
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
+        fused = None if is_grad_enabled() else _fused_rows(y.data, ctx.dim)
+        if fused is not None and dy.dtype == y.dtype:  # first order on the GPU: one kernel
+            C = y.shape[-1]
+            dx = fused.softmax_bwd(dy.data.reshape(-1, C), y.data.reshape(-1, C))
+            return Tensor._from_op(dx.reshape(y.shape)), None
         # dx = y ⊙ (dy - Σ_j dy_j y_j): the Jacobian diag(y) - y yᵀ applied to dy
         return y * (dy - (dy * y).sum(ctx.dim, keepdim=True)), None
 
@@ -74,17 +92,27 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = get_array_module(x)
+        ctx.dim = dim
+        fused = _fused_rows(x, dim)
+        if fused is not None:  # GPU: one kernel (kernels/cuda_softmax.py), same numerics
+            y = fused.softmax_fwd(x.reshape(-1, x.shape[-1]), log=True).reshape(x.shape)
+            ctx.save_for_backward(y)
+            return y
         z, _, s = _shifted(x, dim)
         with np.errstate(divide="ignore", invalid="ignore"):
             y = z - xp.log(s)
         y = xp.where(s == 0, -xp.inf, y).astype(x.dtype, copy=False)  # all -inf row: log 0
         ctx.save_for_backward(y)
-        ctx.dim = dim
         return y
 
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
+        fused = None if is_grad_enabled() else _fused_rows(y.data, ctx.dim)
+        if fused is not None and dy.dtype == y.dtype:  # first order on the GPU: one kernel
+            C = y.shape[-1]
+            dx = fused.softmax_bwd(dy.data.reshape(-1, C), y.data.reshape(-1, C), log=True)
+            return Tensor._from_op(dx.reshape(y.shape)), None
         # dx = dy - softmax · Σ dy  (softmax = exp(y))
         return dy - y.exp() * dy.sum(ctx.dim, keepdim=True), None
 
@@ -216,6 +244,8 @@ class CrossEntropy(Function):
         xp = get_array_module(x)
         n_classes = x.shape[0 if x.ndim == 1 else 1]
         eps = label_smoothing
+        if not probs and x.ndim == 2 and weight is None and _fused_rows(x, 1) is not None:
+            return _cross_entropy_fused(ctx, xp, x, target, ignore_index, reduction, eps)
         z, e, s = _shifted(_class_last(x), -1)
         logp = z - xp.log(s)  # (N, d..., C)
         ctx.save_for_backward(x, target)
@@ -238,6 +268,8 @@ class CrossEntropy(Function):
     @staticmethod
     def backward(ctx, dy):
         x, target = ctx.saved_tensors
+        if getattr(ctx, "lse", None) is not None and not is_grad_enabled():  # the GPU's fused forward
+            return _cross_entropy_fused_backward(ctx, dy.data, x.data, target.data), None, None, None, None, None, None
         if not ctx.probs and not is_grad_enabled():
             return _class_index_dx(ctx, dy.data), None, None, None, None, None, None
         # probability targets, or create_graph: dense A, and p rebuilt from x so the result is differentiable
@@ -280,6 +312,32 @@ def _class_index_dx(ctx, dy):
     flat = dx.reshape(-1, n_classes)  # (M, C), a view: each row has one target, so no index repeats
     flat[xp.arange(flat.shape[0]), ctx.safe.reshape(-1)] -= (coef * ((1.0 - eps) * ctx.wt)).reshape(-1)
     return Tensor._from_op(_class_back(dx, ctx.ndim).astype(ctx.p.dtype, copy=False))
+
+
+def _cross_entropy_fused(ctx, xp, x, target, ignore_index, reduction, eps):
+    """CrossEntropy.forward for CuPy logits ``(N, C)`` without class weights: one kernel for the rows.
+
+    ``kernels/cuda_softmax.py`` reads the logits once and keeps only each row's log-sum-exp for
+    backward (no ``(N, C)`` array). The create_graph backward takes the dense path as usual.
+    """
+    from ..kernels import cuda_softmax  # noqa: PLC0415 - only reached with CuPy arrays
+
+    n_classes = x.shape[1]
+    _, _, _, _, scale = _class_targets(xp, target, None, n_classes, ignore_index, reduction, x.dtype)  # checks targets
+    rows, lse = cuda_softmax.cross_entropy_fwd(x, target, ignore_index, eps)  # (N,), (N,)
+    ctx.save_for_backward(x, target)
+    ctx.lse, ctx.scale, ctx.p, ctx.ndim, ctx.reduction, ctx.eps, ctx.probs = lse, scale, None, 2, reduction, eps, False
+    ctx.n_classes, ctx.args = n_classes, (None, ignore_index, eps)
+    return _reduce_rows(xp, rows * scale, reduction, x)
+
+
+def _cross_entropy_fused_backward(ctx, dy, x, target):
+    """``dx`` ``(N, C)`` from one kernel: ``dloss · (softmax(x) - (1-ε)·onehot - ε/C)``, 0 on ignored rows."""
+    from ..kernels import cuda_softmax  # noqa: PLC0415
+
+    coef = (dy * ctx.scale).astype(ctx.lse.dtype)  # (N,) for "none", () for "mean"/"sum"
+    _, ignore_index, eps = ctx.args
+    return Tensor._from_op(cuda_softmax.cross_entropy_bwd(coef, x, target, ctx.lse, ignore_index, eps))
 
 
 def _reduce_rows(xp, rows, reduction, x):
