@@ -35,7 +35,7 @@ def _normalize_index(x: Tensor, index):
     conv = []
     for it in items:
         if isinstance(it, Tensor):
-            it = it.data
+            it = backend.to_device(it.data, x.device)  # a CPU index tensor for a GPU tensor, as PyTorch allows
         elif isinstance(it, list):
             it = xp.asarray(it)
             if it.size == 0:
