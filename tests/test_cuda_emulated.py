@@ -406,3 +406,22 @@ def test_cross_entropy_fused_forward_then_double_backward(gpu_branches, rng):
     (g2 * g2).sum().backward()
     assert rel_err(g.detach().numpy(), g2.detach().numpy()) < 1e-12
     assert rel_err(x.grad.numpy(), x2.grad.numpy()) < 1e-10
+
+
+def test_layer_norm_views_that_start_unaligned_use_narrower_packs(emulator, rng):
+    # a C-contiguous view 4 bytes into its buffer: 16-byte packs would be misaligned on a GPU
+    N, D = 6, 64
+    buf = rng.standard_normal(N * D + 1).astype(np.float32)
+    x = buf[1:].reshape(N, D)
+    assert x.flags.c_contiguous and x.ctypes.data % 16 != 0
+    w = rng.standard_normal(D).astype(np.float32)
+    got = cuda_layernorm.layer_norm_fwd(x, w, None, 1e-5)
+    name = [rec[0] for rec in emulator.launches if rec[0].startswith("ln_fwd")][-1]
+    assert name.startswith("ln_fwd<float, float, 1,")
+    ref = oracle.layer_norm_fwd(x.copy(), w, None, 1e-5)
+    for g, r in zip(got, ref):
+        assert rel_err(g, r) < 1e-5
+    dy = rng.standard_normal(N * D + 2).astype(np.float32)[2:].reshape(N, D)  # 8 bytes in: packs of 2
+    cuda_layernorm.layer_norm_bwd(dy, x.copy(), w, got[1], got[2])  # a fresh, aligned x
+    name = [rec[0] for rec in emulator.launches if rec[0].startswith("ln_bwd")][-1]
+    assert name.startswith("ln_bwd<float, float, 2,")

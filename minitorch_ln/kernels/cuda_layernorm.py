@@ -266,22 +266,38 @@ FWD_ELEMENTS = 32
 BWD_ELEMENTS = 16
 
 
-def row_config(D: int, dtype, budget: int):
+def row_config(D: int, dtype, budget: int, max_vec: int = 16):
     """Launch shape for rows of ``D`` elements: ``(VEC, ITEMS, WPR, RPB)``, or None when too long.
 
-    ``VEC`` elements per 16-byte pack, ``ITEMS`` packs per thread, ``WPR`` warps per row (the fewest
-    that keep ``ITEMS * VEC`` within ``budget``), ``RPB`` rows per block (blocks of ~256 threads).
+    ``VEC`` elements per 16-byte pack (at most ``max_vec``), ``ITEMS`` packs per thread, ``WPR``
+    warps per row (the fewest that keep ``ITEMS * VEC`` within ``budget``), ``RPB`` rows per block
+    (blocks of ~256 threads).
     """
     itemsize = np.dtype(dtype).itemsize
     if itemsize == 8:
         budget //= 2
-    vec = vector_width(D, itemsize)
+    vec = min(vector_width(D, itemsize), max_vec)
     nvec = D // vec
     for wpr in (1, 2, 4, 8, 16, 32):
         items = -(-nvec // (32 * wpr))
         if items * vec <= budget:
             return vec, max(items, 1), wpr, max(1, 8 // wpr)
     return None
+
+
+def _max_vec(*arrays) -> int:
+    """The widest pack every array's start address allows (a view may start anywhere in its buffer).
+
+    A pack of ``VEC`` elements of an array is loaded as one ``VEC * itemsize``-byte access, which
+    the GPU requires to be aligned to its size.
+    """
+    vec = 16
+    for a in arrays:
+        if a is None:
+            continue
+        while vec > 1 and cuda_common.pointer(a) % (vec * a.dtype.itemsize):
+            vec //= 2
+    return vec
 
 
 def _check_x(x, what: str):
@@ -333,7 +349,7 @@ def layer_norm_fwd(x, weight, bias, eps: float):
         mean = xp.zeros((N, 1), dtype=stat)  # (N, 1)
         rstd = xp.full((N, 1), 1.0 / np.sqrt(eps), dtype=stat)  # (N, 1): var = 0
         return xp.empty((N, D), dtype=x.dtype), mean, rstd
-    cfg = row_config(D, x.dtype, FWD_ELEMENTS)
+    cfg = row_config(D, x.dtype, FWD_ELEMENTS, _max_vec(x, weight, bias))
     if cfg is None:
         return _fwd_composed(xp, x, weight, bias, eps)
     vec, items, wpr, rpb = cfg
@@ -387,7 +403,7 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, need_param_grads=None):
     dy = dy if dy.flags.c_contiguous else xp.ascontiguousarray(dy)
     mean = xp.ascontiguousarray(mean.reshape(N), dtype=stat)  # (N,)
     rstd = xp.ascontiguousarray(rstd.reshape(N), dtype=stat)  # (N,)
-    cfg = row_config(D, x.dtype, BWD_ELEMENTS)
+    cfg = row_config(D, x.dtype, BWD_ELEMENTS, _max_vec(x, dy, w))
     if N == 0 or D == 0 or cfg is None:
         return _bwd_composed(xp, dy, x, w, mean, rstd, need_param_grads, out_dtype)
     vec, items, wpr, rpb = cfg

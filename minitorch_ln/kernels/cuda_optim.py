@@ -135,18 +135,16 @@ def adam_multi_tensor(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs=None
             raise ValueError(f"adam_multi_tensor: gradient {i} has shape {g.shape}, its parameter {p.shape}")
         fixed_grads.append(xp.ascontiguousarray(g, dtype=dtype))
 
-    def table(arrays):
-        return xp.asarray(np.array([pointer(a) for a in arrays], dtype=np.uint64))  # (n,)
-
     sizes = tuple(int(p.size) for p in params)
     chunk_tensor, chunk_start, size_arr = _chunks(sizes, xp)
     n_chunks = int(chunk_tensor.shape[0])
     if n_chunks == 0:
         return
     amsgrad = max_exp_avg_sqs is not None
+    lists = (params, fixed_grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else exp_avg_sqs)
+    ptrs = xp.asarray(np.array([[pointer(a) for a in lst] for lst in lists], dtype=np.uint64))  # (5, n): one copy
     args = (
-        table(params), table(fixed_grads), table(exp_avgs), table(exp_avg_sqs),
-        table(max_exp_avg_sqs if amsgrad else exp_avg_sqs), size_arr, chunk_tensor, chunk_start,
+        ptrs[0], ptrs[1], ptrs[2], ptrs[3], ptrs[4], size_arr, chunk_tensor, chunk_start,
         np.int32(n_chunks), np.int32(CHUNK),
         np.float64(1 - beta1), np.float64(beta2), np.float64(1 - beta2), np.float64(eps), np.float64(weight_decay),
         np.float64(1 - lr * weight_decay), np.float64(lr / (1 - beta1**step)), np.float64((1 - beta2**step) ** 0.5),
