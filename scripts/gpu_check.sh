@@ -44,12 +44,16 @@ status=0
 echo
 echo "== GPU tests (pytest -m cuda)"
 if "$PY" -c "import pytest" 2>/dev/null; then
-    PYTEST_ARGS=(-m cuda -q -p no:cacheprovider -o addopts= tests)
+    PYTEST_ARGS=(-m cuda -q -p no:cacheprovider -o addopts=)
     if ! "$PY" -c "import hypothesis" 2>/dev/null; then
         echo "(Hypothesis not installed: using the stand-in in scripts/gpu_check_stubs; @given tests are skipped)"
         export PYTHONPATH="$PWD/scripts/gpu_check_stubs:$PYTHONPATH"
     fi
-    timeout 210 "$PY" -m pytest "${PYTEST_ARGS[@]}" -rfE --durations=5 || status=1
+    # the GPU backend's own tests first (the kernels, every op), then every other test's cuda case
+    CORE=(tests/test_gpu.py tests/test_kernels_layernorm.py)
+    timeout 150 "$PY" -m pytest "${PYTEST_ARGS[@]}" "${CORE[@]}" -rfE --durations=5 || status=1
+    echo
+    timeout 70 "$PY" -m pytest "${PYTEST_ARGS[@]}" tests --ignore="${CORE[0]}" --ignore="${CORE[1]}" -rfE || status=1
 else
     echo "(pytest not installed: running the smoke check instead)"
     timeout 210 "$PY" - <<'EOF' || status=1
@@ -76,7 +80,7 @@ fi
 
 echo
 echo "== GPU benchmarks (benchmarks/bench_gpu.py)"
-timeout 80 "$PY" benchmarks/bench_gpu.py --iters 10 || echo "(benchmarks did not finish: status $?)"
+timeout 60 "$PY" benchmarks/bench_gpu.py --iters 10 || echo "(benchmarks did not finish: status $?)"
 
 echo
 if [ "$status" -eq 0 ]; then echo "gpu_check: tests passed"; else echo "gpu_check: TESTS FAILED"; fi
