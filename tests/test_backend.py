@@ -71,7 +71,7 @@ def test_get_array_module_and_device_of_on_cpu():
     [lambda: mt.zeros(2, device="cuda"), lambda: mt.randn(2, 3, device="cuda:0"), lambda: mt.tensor([1.0], device="cuda"),
      lambda: mt.tensor([1.0]).to("cuda"), lambda: mt.tensor([1.0]).cuda(), lambda: mt.arange(3, device="cuda"),
      lambda: mt.nn.Linear(2, 3).to("cuda")],
-    ids=["zeros", "randn", "tensor", "to", "cuda", "arange", "module_to"],
+    ids=["zeros", "randn", "tensor", "to", "dot_cuda_method", "arange", "module_to"],
 )
 def test_cuda_without_gpu_names_the_extras(make):
     with pytest.raises(DeviceError) as info:
