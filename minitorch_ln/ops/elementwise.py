@@ -84,6 +84,7 @@ class Clone(Function):
 
 
 def clone(x: Tensor) -> Tensor:
+    """A copy of ``x`` (same shape and dtype) with its own memory; differentiable (the gradient passes unchanged)."""
     return Clone.apply(x)
 
 
@@ -105,6 +106,12 @@ class Add(Function):
 
 
 def add(a, b) -> Tensor:
+    """Elementwise ``a + b``; ``da = dy``, ``db = dy`` (summed back over broadcast axes).
+
+    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
+    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
+    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    """
     a, b = promote(a, b, "add")
     broadcast_shape(a.shape, b.shape, "add")
     return Add.apply(a, b)
@@ -123,6 +130,12 @@ class Sub(Function):
 
 
 def sub(a, b) -> Tensor:
+    """Elementwise ``a - b``; ``da = dy``, ``db = -dy``.
+
+    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
+    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
+    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    """
     a, b = promote(a, b, "sub")
     broadcast_shape(a.shape, b.shape, "sub")
     return Sub.apply(a, b)
@@ -146,6 +159,12 @@ class Mul(Function):
 
 
 def mul(a, b) -> Tensor:
+    """Elementwise ``a * b``; ``da = dy·b``, ``db = dy·a``.
+
+    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
+    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
+    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    """
     a, b = promote(a, b, "mul")
     broadcast_shape(a.shape, b.shape, "mul")
     return Mul.apply(a, b)
@@ -186,6 +205,7 @@ class Neg(Function):
 
 
 def neg(x: Tensor) -> Tensor:
+    """``-x``, any shape and dtype; ``dx = -dy``."""
     return Neg.apply(x)
 
 
@@ -254,6 +274,7 @@ class Exp(Function):
 
 
 def exp(x: Tensor) -> Tensor:
+    """``e^x``; ``dx = dy·e^x`` (the saved output). Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "exp")
     return Exp.apply(x)
 
@@ -272,6 +293,7 @@ class Log(Function):
 
 
 def log(x: Tensor) -> Tensor:
+    """Natural logarithm (``-inf`` at 0, NaN below); ``dx = dy / x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "log")
     return Log.apply(x)
 
@@ -291,6 +313,7 @@ class Sqrt(Function):
 
 
 def sqrt(x: Tensor) -> Tensor:
+    """``√x``; ``dx = dy / (2√x)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "sqrt")
     return Sqrt.apply(x)
 
@@ -314,6 +337,7 @@ class Rsqrt(Function):
 
 
 def rsqrt(x: Tensor) -> Tensor:
+    """``1/√x``; ``dx = -dy·y³/2``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "rsqrt")
     return Rsqrt.apply(x)
 
@@ -331,6 +355,7 @@ class Abs(Function):
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001
+    """``|x|``, any shape and dtype; ``dx = dy·sign(x)`` (0 at x = 0, as PyTorch)."""
     return Abs.apply(x)
 
 
@@ -347,6 +372,7 @@ class Sin(Function):
 
 
 def sin(x: Tensor) -> Tensor:
+    """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "sin")
     return Sin.apply(x)
 
@@ -364,6 +390,7 @@ class Cos(Function):
 
 
 def cos(x: Tensor) -> Tensor:
+    """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "cos")
     return Cos.apply(x)
 
@@ -391,6 +418,7 @@ def _erf(x):
 
 
 def erf(x: Tensor) -> Tensor:
+    """Gauss error function ``erf(x) = 2/√π ∫₀ˣ e^(-t²) dt`` (SciPy / CuPy); ``dx = dy·2/√π·e^(-x²)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "erf")
     return Erf.apply(x)
 
@@ -414,6 +442,7 @@ class Tanh(Function):
 
 
 def tanh(x: Tensor) -> Tensor:
+    """``tanh x``; ``dx = dy·(1 - y²)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "tanh")
     return Tanh.apply(x)
 
@@ -435,6 +464,7 @@ class Sigmoid(Function):
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·y(1 - y)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "sigmoid")
     return Sigmoid.apply(x)
 
@@ -452,6 +482,7 @@ class ReLU(Function):
 
 
 def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)``, any shape, same dtype; ``dx = dy·[x > 0]`` (0 at x = 0, as PyTorch)."""
     return ReLU.apply(x)
 
 
@@ -521,6 +552,12 @@ class Maximum(Function):
 
 
 def maximum(a, b) -> Tensor:
+    """Elementwise maximum of ``a`` and ``b``; on ties each input gets half the gradient (as PyTorch).
+
+    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
+    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
+    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    """
     a, b = promote(a, b, "maximum")
     broadcast_shape(a.shape, b.shape, "maximum")
     return Maximum.apply(a, b)
@@ -643,44 +680,55 @@ def _compare(a, b, fn, name) -> Tensor:
 
 
 def eq(a, b) -> Tensor:
+    """``a == b`` elementwise: a bool tensor of the broadcast shape, with no gradient. Raises ValueError naming both shapes when they do not broadcast."""
     return _compare(a, b, lambda x, y: x == y, "eq")
 
 
 def ne(a, b) -> Tensor:
+    """``a != b`` elementwise (bool, no gradient); as :func:`eq`."""
     return _compare(a, b, lambda x, y: x != y, "ne")
 
 
 def lt(a, b) -> Tensor:
+    """``a < b`` elementwise (bool, no gradient); as :func:`eq`."""
     return _compare(a, b, lambda x, y: x < y, "lt")
 
 
 def le(a, b) -> Tensor:
+    """``a <= b`` elementwise (bool, no gradient); as :func:`eq`."""
     return _compare(a, b, lambda x, y: x <= y, "le")
 
 
 def gt(a, b) -> Tensor:
+    """``a > b`` elementwise (bool, no gradient); as :func:`eq`."""
     return _compare(a, b, lambda x, y: x > y, "gt")
 
 
 def ge(a, b) -> Tensor:
+    """``a >= b`` elementwise (bool, no gradient); as :func:`eq`."""
     return _compare(a, b, lambda x, y: x >= y, "ge")
 
 
 def logical_not(x: Tensor) -> Tensor:
+    """``~x``: a bool tensor of ``x``'s shape (non-zero is True), no gradient."""
     return Tensor._from_op(get_array_module(x.data).logical_not(x.data))
 
 
 def logical_and(a, b) -> Tensor:
+    """``a & b`` elementwise on truth values: bool, broadcast shape, no gradient."""
     return _compare(a, b, lambda x, y: get_array_module(x).logical_and(x, y), "logical_and")
 
 
 def logical_or(a, b) -> Tensor:
+    """``a | b`` elementwise on truth values: bool, broadcast shape, no gradient."""
     return _compare(a, b, lambda x, y: get_array_module(x).logical_or(x, y), "logical_or")
 
 
 def isfinite(x: Tensor) -> Tensor:
+    """True where ``x`` is neither inf nor NaN (bool, ``x``'s shape, no gradient)."""
     return Tensor._from_op(get_array_module(x.data).isfinite(x.data))
 
 
 def isnan(x: Tensor) -> Tensor:
+    """True where ``x`` is NaN (bool, ``x``'s shape, no gradient)."""
     return Tensor._from_op(get_array_module(x.data).isnan(x.data))

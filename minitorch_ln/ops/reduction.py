@@ -44,7 +44,11 @@ def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - P
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Mean over ``dim``; floating point inputs only (as PyTorch)."""
+    """Mean over ``dim`` (an int, a tuple, or None for all), keeping reduced dims as size 1 with ``keepdim``.
+
+    Floating point inputs only (as PyTorch): raises TypeError for integer tensors and IndexError for a
+    dim out of range. An empty reduction gives NaN.
+    """
     if x.dtype.kind != "f":
         raise TypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; convert with .float() first")
     axes = normalize_dims(dim, x.ndim, "mean")
@@ -154,7 +158,10 @@ def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Minimum over ``dim``, as ``-amax(-x)`` (the same tie rule)."""
+    """Minimum over ``dim`` (None: all), as ``-amax(-x)``: ties share the gradient evenly.
+
+    Raises IndexError for a dim out of range or an empty dimension.
+    """
     if x.dtype.kind != "f":
         axes = normalize_dims(dim, x.ndim, "amin")
         _check_nonempty(x, axes, "amin")
@@ -223,7 +230,11 @@ def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's n
 
 
 def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
-    """As :func:`max`, for the minimum."""
+    """``min(x)``: the 0-d minimum; ``min(x, dim)``: a ``(values, indices)`` namedtuple like ``torch.return_types.min``.
+
+    As :func:`max`: the gradient goes to the returned index (the first of tied minima); raises
+    IndexError for a dim out of range or an empty dimension.
+    """
     return _max_min(x, dim, keepdim, False, "min")
 
 
@@ -247,7 +258,10 @@ def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Index (int64) of the minimum; as :func:`argmax`."""
+    """Index (int64) of the minimum over ``dim`` (of the flattened tensor for None); the first of ties.
+
+    No gradient. Raises IndexError for a dim out of range or an empty dimension.
+    """
     return _arg(x, dim, keepdim, False, "argmin")
 
 

@@ -77,6 +77,10 @@ def view(x: Tensor, *shape) -> Tensor:
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` into one: ``(2, 3, 4)`` with ``(1, 2)`` → ``(2, 12)``; a 0-d tensor gives ``(1,)``.
+
+    Raises IndexError for a dim out of range and ValueError when ``start_dim`` comes after ``end_dim``.
+    """
     if x.ndim == 0:
         return reshape(x, 1)
     s = normalize_dim(start_dim, x.ndim, "flatten")
@@ -101,6 +105,10 @@ class BroadcastTo(Function):
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
+    """A read-only view of ``x`` repeated to ``shape`` (NumPy broadcasting); the backward sums over the repeated axes.
+
+    Raises ValueError naming both shapes when ``x.shape`` does not broadcast to ``shape``.
+    """
     shape = tuple(int(s) for s in shape)
     if x.shape == shape:
         return x
@@ -177,6 +185,10 @@ class Permute(Function):
 
 
 def permute(x: Tensor, *dims) -> Tensor:
+    """Reorder the dims: ``y.shape[i] = x.shape[dims[i]]`` (a view); the backward applies the inverse permutation.
+
+    Raises IndexError for a dim out of range and ValueError when ``dims`` is not a permutation.
+    """
     dims = _shape_args(dims)
     for d in dims:
         if not -max(x.ndim, 1) <= d < max(x.ndim, 1):
@@ -190,6 +202,7 @@ def permute(x: Tensor, *dims) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dims ``dim0`` and ``dim1`` (a view); ``x.mT`` swaps the last two. Raises IndexError for a dim out of range."""
     d0, d1 = normalize_dim(dim0, x.ndim, "transpose"), normalize_dim(dim1, x.ndim, "transpose")
     if x.ndim == 0:
         return x
@@ -199,6 +212,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """Insert a dim of size 1 at ``dim`` (in ``[-ndim-1, ndim]``): ``(2, 3)`` with ``-1`` → ``(2, 3, 1)``. Raises IndexError otherwise."""
     if not isinstance(dim, numbers.Integral) or not -x.ndim - 1 <= dim <= x.ndim:
         raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor with {x.ndim} dimensions (expected [{-x.ndim - 1}, {x.ndim}])")
     d = dim % (x.ndim + 1)
