@@ -9,7 +9,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, t64
 
 # name, ours, theirs (each a function of one tensor), gradgradcheck it
 CASES = [
