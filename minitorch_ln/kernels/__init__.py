@@ -34,6 +34,9 @@ Also here, each dispatched the same way: ``rms_norm_fwd(x, weight, eps) -> (y, r
 (y, mean, rstd, var)`` and ``batch_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)`` (for
 BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are ``(C,)``).
 
+GELU (:mod:`minitorch_ln.kernels.activation`, the ``xp`` code on both NumPy and CuPy):
+``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``, any shape.
+
 For checking and teaching (always the ``xp`` implementation, never a CUDA kernel):
 ``layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict`` (the backward split into its terms; the
 keys are listed in its docstring) and ``layer_norm_bwd_chain_rule(dy, x, weight, mean, rstd)`` (the
@@ -49,6 +52,7 @@ import numpy as np
 
 from ..backend import get_array_module
 from . import layernorm as _numpy_impl
+from .activation import gelu_bwd, gelu_fwd  # noqa: F401 - re-exported: GELU on raw arrays (NumPy and CuPy)
 from .layernorm import (  # noqa: F401 - re-exported: teaching/checking forms and thread control
     get_num_threads, layer_norm_bwd_chain_rule, layer_norm_bwd_terms, set_num_threads, stat_dtype,
 )
@@ -56,7 +60,7 @@ from .layernorm import (  # noqa: F401 - re-exported: teaching/checking forms an
 __all__ = [
     "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
     "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "stat_dtype", "set_num_threads",
-    "get_num_threads",
+    "get_num_threads", "gelu_fwd", "gelu_bwd",
 ]
 
 _CUDA_MODULE = "minitorch_ln.kernels.cuda_layernorm"

@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, kernels
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
@@ -496,21 +497,23 @@ class GELU(Function):
     exact: y = x Φ(x), Φ the standard normal CDF; dy/dx = Φ(x) + x φ(x).
     tanh:  y = x/2 (1 + tanh(u)), u = sqrt(2/π)(x + 0.044715 x³);
            dy/dx = (1 + t)/2 + x/2 (1 - t²) sqrt(2/π)(1 + 3·0.044715 x²), t = tanh(u).
+
+    Forward and first-order backward are the fused kernels of :mod:`minitorch_ln.kernels.activation`
+    (only ``x`` is saved; the backward recomputes Φ and φ). Under ``create_graph=True`` the backward
+    runs the same formula in Tensor ops, so it can be differentiated again.
     """
 
     @staticmethod
     def forward(ctx, x, approximate):
-        xp = get_array_module(x)
         ctx.save_for_backward(x)
         ctx.approximate = approximate
-        if approximate == "tanh":
-            u = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-            return (0.5 * x * (1.0 + xp.tanh(u))).astype(x.dtype, copy=False)
-        return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(x.dtype, copy=False)
+        return kernels.gelu_fwd(x, approximate)
 
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
+        if not is_grad_enabled():  # first order: one fused kernel on the arrays
+            return Tensor._from_op(kernels.gelu_bwd(dy.data, x.data, ctx.approximate)), None
         if ctx.approximate == "tanh":
             t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
             dudx = _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x * x)
