@@ -459,7 +459,7 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
                 val_loss = evaluate(model, eval_set)
                 log({"step": step, "val_loss": val_loss, "unigram_loss": baseline, "ratio": val_loss / baseline})
                 _say(f"step {step}: held-out loss {val_loss:.4f} ({val_loss / baseline:.3f} x unigram baseline "
-                     f"{baseline:.3f})", quiet or not progress)
+                     f"{baseline:.3f}); {time.perf_counter() - t_run:.0f} s", quiet)
             if step % ckpt_every == 0 or step == cfg.steps:
                 checkpoint(val_loss)
             if on_step is not None:

@@ -1,0 +1,86 @@
+"""The examples in fast mode: each runs, saves its figure, and its printed claims hold."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+
+
+def run_example(name, tmp_path, *extra):
+    figure = tmp_path / f"{name}.png"
+    # one BLAS thread: on a busy machine a second OpenBLAS thread makes small matrix products wait
+    # for a time slice (milliseconds each), which slows these small models tenfold
+    env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(EXAMPLES), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, f"{name}.py"), "--fast", "--figure", str(figure),
+                           *extra], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"figure: {figure}" in proc.stdout
+    return proc.stdout
+
+
+def number(pattern, text):
+    m = re.search(pattern, text)
+    assert m, f"{pattern!r} not in the output:\n{text}"
+    return float(m.group(1))
+
+
+def test_batchnorm_vs_layernorm(tmp_path):
+    out = run_example("batchnorm_vs_layernorm", tmp_path)
+    part1 = out.split("2. ")[0]
+    # 1. a token's LayerNorm output is bit-identical whatever else is in the batch; BatchNorm's is not
+    assert number(r"LayerNorm: (\S+)", part1) == 0.0
+    assert number(r"BatchNorm: (\S+)", part1) > 0.1
+    # 2. BatchNorm's output for one token spreads far more over batches of 2 than of 64; LayerNorm's not at all
+    b2 = number(r"BatchNorm, batch size 2: +(\S+)", out)
+    b64 = number(r"BatchNorm, batch size 64: +(\S+)", out)
+    assert b2 > 2 * b64 > 0
+    assert number(r"LayerNorm, any batch: +(\S+)", out) == 0.0
+    # 3. train vs eval mode: BatchNorm's running statistics change the output, LayerNorm has none
+    part3 = out.split("3. ")[1].split("4. ")[0]
+    assert number(r"BatchNorm \(running stats[^:]*: (\S+)", part3) > 0.05
+    assert number(r"LayerNorm: (\S+)", part3) == 0.0
+    # 4. both classifiers were trained at batch size 2 and evaluated
+    for name in ("LayerNorm", "BatchNorm"):
+        assert 0.0 <= number(rf"4\. {name}: .*test accuracy (\S+)%", out) <= 100.0
+
+
+def test_pre_ln_vs_post_ln(tmp_path):
+    out = run_example("pre_ln_vs_post_ln", tmp_path)
+    ratio = {(kind, n): number(rf"{kind} +{n} layers: .*last/first = (\S+)", out)
+             for kind in ("Post-LN", "Pre-LN") for n in (6, 12)}
+    # Xiong et al. 2020: at initialization Post-LN's gradients grow toward the output layers, and the
+    # more so the deeper the stack; Pre-LN's do not grow toward the output
+    assert ratio[("Post-LN", 12)] > 1.0
+    assert ratio[("Post-LN", 12)] > ratio[("Post-LN", 6)]
+    assert ratio[("Pre-LN", 12)] < 1.0 and ratio[("Pre-LN", 6)] < 1.0
+    losses = re.findall(r"(Post|Pre)-LN, (no|with) warm-up +held-out loss (\S+)", out)
+    assert len(losses) == 4 and all(float(v) > 0 for *_, v in losses)
+
+
+def test_covariate_shift(tmp_path):
+    out = run_example("covariate_shift", tmp_path)
+    without, with_ln = out.split("with LayerNorm:")[0], out.split("with LayerNorm:")[1]
+    # without LayerNorm the statistics of the deeper layers' inputs drift by large factors;
+    # with it they stay where they started
+    var_without = number(r"largest variance drift: (\S+);", without)
+    var_with = number(r"largest variance drift: (\S+);", with_ln)
+    assert var_without > 1.0 > var_with
+    assert var_without > 5 * var_with
+    assert number(r"largest mean drift: (\S+)", without) > 5 * number(r"largest mean drift: (\S+)", with_ln)
+
+
+def test_train_reverse(tmp_path):
+    out = run_example("train_reverse", tmp_path)
+    first, last = re.search(r"first/last 50-step mean loss: (\S+) -> (\S+)", out).groups()
+    assert float(last) < float(first)  # it learns, even in the few fast-mode steps
+    acc = number(r"held-out exact-match accuracy: (\S+)%", out)
+    assert 0.0 <= acc <= 100.0
+    assert re.search(r"by length: 5: \d+%", out)
