@@ -114,15 +114,20 @@ def _train_options(p) -> None:
     p.add_argument("--out", default="runs/train", metavar="DIR", help="run directory (default runs/train)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (for logs)")
+    p.add_argument("--sample-chars", type=int, default=None, metavar="N",
+                   help="length of the sample printed at the end (default 300)")
 
 
 def _cmd_train(args) -> int:
-    from .train import TrainConfig, train  # noqa: PLC0415
+    from .train import ConfigError, TrainConfig, train  # noqa: PLC0415
 
     names = [f for f in TrainConfig.__dataclass_fields__]
     overrides = {n: getattr(args, n) for n in names if hasattr(args, n)}
     try:
-        summary = train(overrides, out_dir=args.out, resume=args.resume, progress=not args.no_progress)
+        extra = {} if args.sample_chars is None else {"sample_chars": args.sample_chars}
+        if args.sample_chars is not None and args.sample_chars < 0:
+            raise ConfigError(f"--sample-chars must be >= 0, got {args.sample_chars}")
+        summary = train(overrides, out_dir=args.out, resume=args.resume, progress=not args.no_progress, **extra)
     except _user_errors() as exc:
         return _fail("train", exc)
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled

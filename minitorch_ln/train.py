@@ -45,7 +45,7 @@ __all__ = ["TrainConfig", "ConfigError", "train", "build_model", "load_model", "
            "EXIT_OK", "EXIT_ERROR", "EXIT_NONFINITE", "EXIT_INTERRUPTED"]
 
 EXIT_OK, EXIT_ERROR, EXIT_NONFINITE, EXIT_INTERRUPTED = 0, 1, 3, 130
-SAMPLE_CHARS = 400
+SAMPLE_CHARS = 300
 SAMPLE_TEMPERATURE = 0.8
 
 
@@ -298,7 +298,7 @@ def _truncate_metrics(path, step: int) -> None:
 
 
 def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = False, progress: bool = True,
-          quiet: bool = False, on_step=None) -> dict:
+          quiet: bool = False, on_step=None, sample_chars: int = SAMPLE_CHARS) -> dict:
     """Run (or resume) a training run; see the module docstring.
 
     Args:
@@ -308,6 +308,7 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         resume: continue the run in ``out_dir``; only ``steps`` and ``device`` may differ.
         progress: show the tqdm bar. quiet: print nothing (tests).
         on_step: optional ``callback(step, loss)`` after each optimizer step (tests use it to press Ctrl-C).
+        sample_chars: length of the final sample (not part of the run's configuration).
 
     Returns:
         a summary dict with ``exit_code`` (:data:`EXIT_OK`, :data:`EXIT_NONFINITE` or
@@ -480,13 +481,13 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
     summary.update(val_loss=val_loss, ratio=val_loss / baseline)
     png = plot_losses(metrics_path, os.path.join(out_dir, "loss.png"), baseline)
     backend.manual_seed(cfg.seed)  # the sample depends on the weights and the seed, not on the run's history
-    sample = generate_text(model, tok, "\n" if "\n" in tok.stoi else tok.chars[0], SAMPLE_CHARS, SAMPLE_TEMPERATURE)
+    sample = generate_text(model, tok, "\n" if "\n" in tok.stoi else tok.chars[0], sample_chars, SAMPLE_TEMPERATURE)
     words = corpus_word_fraction(sample, corpus.text)
     from .serialization import atomic_write_text  # noqa: PLC0415
 
     atomic_write_text(os.path.join(out_dir, "sample.txt"), sample)
     summary.update(sample=sample, corpus_word_fraction=words, loss_png=png)
-    _say(f"\n--- sample ({SAMPLE_CHARS} characters, temperature {SAMPLE_TEMPERATURE}) ---\n{sample.strip()}\n---", quiet)
+    _say(f"\n--- sample ({sample_chars} characters, temperature {SAMPLE_TEMPERATURE}) ---\n{sample.strip()}\n---", quiet)
     _say(f"words of the sample found in the corpus: {words:.0%}", quiet)
     verdict = "meets" if val_loss <= 0.7 * baseline else "does not meet"
     _say(f"held-out loss {val_loss:.4f} nats/char = {val_loss / baseline:.3f} x the unigram baseline {baseline:.4f} "
