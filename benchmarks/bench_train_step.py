@@ -8,8 +8,8 @@ update, for the decoder-only :class:`minitorch_ln.nn.GPT` and its PyTorch twin
     small  d_model 384, 6 layers, 6 heads, batch 16, context 256  (about 10.8M parameters)
 
 with a character-sized vocabulary (65), no dropout, the same random batch for both. Before timing,
-one step of each is run from the same weights and their losses and updated weights compared, so
-that the two really do the same work. The two are timed in alternation (repetition i of one
+one forward and backward of each is run from the same weights and their losses and gradients
+compared, so that the two really do the same work. The two are timed in alternation (repetition i of one
 right after repetition i of the other), and the best repetition is reported, the median beside
 it. A ratio above 1 means minitorch_ln is slower; the targets are 2.5 for ``tiny`` and 1.5 for
 ``small``.
@@ -86,13 +86,27 @@ def make_steps(preset: str):
         opt_t.step()
         return loss
 
-    # the same work: one step from the same weights gives the same loss and the same new weights
-    lm, lt = float(mt_step().item()), float(torch_step().item())
-    sd_t = twin.state_dict()
-    diff = max(float(np.abs(v.numpy() - sd_t[k].detach().numpy()).max()) for k, v in model.state_dict().items())
-    if abs(lm - lt) > 1e-4 * max(1.0, abs(lt)) or diff > 1e-4:
-        raise RuntimeError(f"{preset}: the two steps disagree (loss {lm} vs {lt}, weights differ by {diff})")
+    check_same_gradients(preset, model, twin, (idx_m, tgt_m), (idx_t, tgt_t))
     return mt_step, torch_step, config, B, model.num_parameters()
+
+
+def check_same_gradients(preset, model, twin, batch_m, batch_t):
+    """One forward and backward of each from the same weights: the same loss and the same gradients."""
+    _, loss_m = model(*batch_m)
+    loss_m.backward()
+    _, loss_t = twin(*batch_t)
+    loss_t.backward()
+    grads_t = {k: p.grad.numpy() for k, p in twin.named_parameters()}
+    worst = 0.0
+    for k, p in model.named_parameters():
+        g_t = grads_t[k]
+        worst = max(worst, float(np.abs(p.grad.numpy() - g_t).max() / (np.abs(g_t).max() + 1e-12)))
+    lm, lt = float(loss_m.item()), float(loss_t.item())
+    if abs(lm - lt) > 1e-4 * max(1.0, abs(lt)) or worst > 1e-3:
+        raise RuntimeError(f"{preset}: the two models disagree (loss {lm} vs {lt}; gradients differ by {worst:.2e} "
+                           "of their largest entry)")
+    model.zero_grad()
+    twin.zero_grad()
 
 
 def time_pair(ours, theirs, repeat, clock, only=None):

@@ -75,3 +75,49 @@ def test_matmul_errors_name_both_shapes():
 def test_matmul_promotes_dtypes():
     assert (mt.ones(2, 2) @ mt.ones(2, 2, dtype="float64")).dtype == np.float64
     assert (mt.ones(2, 2, dtype="int64") @ mt.ones(2, 2, dtype="int64")).dtype == np.int64
+
+
+# ---------------------------------------------------------------------------------- linear (fused)
+
+F = mt.nn.functional
+LINEAR_SHAPES = [((3, 4), True), ((2, 3, 4), True), ((4,), True), ((2, 3, 4), False), ((0, 4), True)]
+
+
+@pytest.mark.parametrize("shape,with_bias", LINEAR_SHAPES, ids=str)
+def test_linear_gradcheck_and_gradgradcheck(shape, with_bias, rng):
+    x, w = t64(rng.standard_normal(shape)), t64(rng.standard_normal((5, shape[-1])))
+    args = (x, w, t64(rng.standard_normal(5))) if with_bias else (x, w)
+    assert gradcheck(F.linear, args)
+    if x.numel():
+        assert gradgradcheck(F.linear, args)  # the Tensor-op backward (create_graph=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape,with_bias", LINEAR_SHAPES, ids=str)
+def test_linear_matches_torch(shape, with_bias, dtype, rng, device):
+    arrays = [rng.standard_normal(shape), rng.standard_normal((5, shape[-1]))]
+    arrays += [rng.standard_normal(5)] if with_bias else []
+    compare_with_torch(F.linear, torch.nn.functional.linear, [a.astype(dtype) for a in arrays], device=device)
+
+
+def test_linear_is_one_node_and_saves_only_what_its_gradients_need(rng):
+    x = mt.tensor(rng.standard_normal((6, 4)).astype(np.float32))  # no grad for x: W is not saved
+    w = mt.tensor(rng.standard_normal((3, 4)).astype(np.float32), requires_grad=True)
+    b = mt.tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
+    y = F.linear(x, w, b)
+    assert y.grad_fn.name() == "LinearBackward" and y.dtype == np.float32
+    assert [t is None for t in y.grad_fn.saved_tensors] == [False, True]
+
+
+def test_linear_falls_back_to_promotion_for_mixed_dtypes(rng):
+    x = t64(rng.standard_normal((2, 3)))
+    w = mt.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    y = F.linear(x, w)
+    assert y.dtype == np.float64
+    y.sum().backward()
+    assert w.grad.dtype == np.float32 and w.grad.shape == (4, 3)
+
+
+def test_linear_bad_input():
+    with pytest.raises(ValueError, match="has 3 features, but the weight of shape"):
+        F.linear(t64(np.ones((2, 3))), t64(np.ones((4, 5))))

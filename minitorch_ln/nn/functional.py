@@ -13,23 +13,13 @@ from ..tensor import Tensor
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """``input @ weight.T + bias``: ``(*, in)`` with ``(out, in)`` and ``(out,)`` → ``(*, out)``.
 
+    One fused node (``ops.linear``): the leading dimensions are flattened into one 2-D GEMM and the
+    bias is added in place.
+
     Raises:
         ValueError: when ``input``'s last dimension is not ``weight``'s second.
     """
-    if input.shape[-1:] != weight.shape[-1:]:
-        raise ValueError(
-            f"linear: input of shape {tuple(input.shape)} has {input.shape[-1] if input.ndim else 0} features, "
-            f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[-1]}"
-        )
-    if input.ndim <= 2:
-        out = ops.matmul(input, ops.transpose(weight, 0, 1))
-        return out + bias if bias is not None else out
-    # (*, in) -> (N, in): one 2-D GEMM. NumPy's batched matmul against a transposed 2-D weight
-    # skips BLAS and is ~10x slower, and its weight gradient would be a batched product plus a sum.
-    out = ops.matmul(ops.reshape(input, -1, input.shape[-1]), ops.transpose(weight, 0, 1))  # (N, out)
-    if bias is not None:
-        out = out + bias
-    return ops.reshape(out, *input.shape[:-1], weight.shape[0])  # (*, out)
+    return ops.linear(input, weight, bias)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from .elementwise import (
 from .dropout import dropout
 from .embedding import embedding
 from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
-from .matmul import matmul
+from .matmul import linear, matmul
 from .normalization import batch_norm, layer_norm, rms_norm
 from .reduction import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
