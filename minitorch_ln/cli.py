@@ -96,7 +96,7 @@ def _train_options(p) -> None:
     opt("--preset", f"model size (default {d.preset})", choices=["tiny", "small"])
     opt("--steps", f"total optimizer steps of the run (default {d.steps})", type=int)
     opt("--batch-size", f"sequences per step (default {d.batch_size})", type=int)
-    opt("--block-size", "context length in characters (default: the preset's)", type=int)
+    opt("--block-size", f"context length in characters (default {d.block_size})", type=int)
     opt("--lr", f"peak learning rate (default {d.lr:g})", type=float)
     opt("--min-lr", f"learning rate at the end of the cosine decay (default {d.min_lr:g})", type=float)
     opt("--warmup-steps", f"linear warm-up steps (default {d.warmup_steps})", type=int)
