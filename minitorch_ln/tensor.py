@@ -40,6 +40,15 @@ class Tensor:
 
     __array_priority__ = 1000  # so that ndarray + Tensor calls Tensor.__radd__
 
+    # Defaults read until an instance sets its own: ``_from_op`` (run for every op result) then
+    # sets only what differs per tensor.
+    grad = None
+    grad_fn = None
+    _output_nr = 0
+    _accumulator = None
+    _retains_grad = False
+    name = None
+
     def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
         self.data = _to_array(data, dtype, device)
         self.grad = None
@@ -59,13 +68,7 @@ class Tensor:
         """Wrap an array produced by an op (no copy, no dtype conversion)."""
         t = cls.__new__(cls)
         t.data = array
-        t.grad = None
-        t.grad_fn = None
-        t._output_nr = 0
         t._version = [0]
-        t._accumulator = None
-        t._retains_grad = False
-        t.name = None
         t._requires_grad = requires_grad
         return t
 

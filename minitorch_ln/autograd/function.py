@@ -183,12 +183,14 @@ class Function:
             _grad_state["enabled"] = grad_mode
 
         multiple = isinstance(out, tuple)
-        outs = out if multiple else (out,)
-        results = tuple(Tensor._from_op(o, requires_grad=record) for o in outs)
+        if multiple:
+            results = tuple([Tensor._from_op(o, record) for o in out])
+        else:  # the common case, without a generator (this line runs for every op)
+            results = (Tensor._from_op(out, record),)
 
         if record:
-            ctx.next_edges = tuple(_edge(a) if isinstance(a, Tensor) else None for a in args)
-            ctx.outputs_meta = tuple((r.data.shape, r.data.dtype, _device(r.data)) for r in results)
+            ctx.next_edges = tuple([_edge(a) if isinstance(a, Tensor) else None for a in args])
+            ctx.outputs_meta = tuple([(r.data.shape, r.data.dtype, _device(r.data)) for r in results])
             for i, r in enumerate(results):
                 r.grad_fn = ctx
                 r._output_nr = i
