@@ -280,17 +280,36 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
     N, D = x.shape
     sdt = mean.dtype
     dx = xp.empty((N, D), dtype=x.dtype)                     # (N, D)
+    w = xp.ones(D, dtype=sdt) if weight is None else weight.astype(sdt, copy=False)   # (D,)  γ (1 without)
 
     def rows(r):
-        xhat = _xhat_from_stats(x[r], mean[r], rstd[r])      # (n, D)
-        dy_r = dy[r].astype(sdt, copy=False)                 # (n, D)
+        # The same formula as _xhat_from_stats and _dx_from_dxhat, arranged so that every full
+        # (n, D) pass that writes is one that cannot be avoided (NumPy cannot fuse; a write pass
+        # costs about five BLAS read passes): xhat and dxhat are never formed. Each row sum they
+        # would feed is a product of BLAS with an array that exists anyway, and the re-centring
+        # constant c (see _xhat_from_stats) enters those sums as a per-row correction.
+        dy_r, rstd_r = dy[r].astype(sdt, copy=False), rstd[r]       # (n, D), (n, 1)
+        xc = xp.subtract(x[r], mean[r], dtype=sdt)           # (n, D)  x - mean (rounded mean)
+        c = _row_mean(xc)                                    # (n, 1)  xhat = (xc - c) · rstd
+        a = (dy_r @ w)[:, None]                              # (n, 1)  Σ dxhat,         dxhat = dy · γ
+        p = dy_r * xc                                        # (n, D)
+        pw = (p @ w)[:, None]                                # (n, 1)  Σ dxhat · xc
+        mean_dxhat = a / D                                   # (n, 1)
+        mean_dxhat_xhat = rstd_r * (pw - c * a) / D          # (n, 1)  mean(dxhat · xhat)
+        # dx = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat))
+        #    = rstd · dxhat - k · xc - beta,  k = rstd² · mean(dxhat · xhat),  beta = rstd · mean(dxhat) - k · c
+        k = rstd_r * rstd_r * mean_dxhat_xhat                # (n, 1)
+        beta = rstd_r * mean_dxhat - k * c                   # (n, 1)
+        dx_r = xp.multiply(dy_r, w) if weight is not None else dy_r.copy()   # (n, D)  dxhat
+        dx_r *= rstd_r                                       # term 1: rstd · dxhat
+        xc *= k                                              # term 3 (through rstd): k · (xc - c) ...
+        xc += beta                                           # ... with term 2 (through the mean)
+        xp.subtract(dx_r, xc, out=dx[r], casting="same_kind")   # (n, D)
         if weight is None:
-            _dx_from_dxhat(dy_r.copy(), xhat, rstd[r], out=dx[r])   # dxhat = dy when there is no γ
             return None
-        dweight = _col_sum(dy_r * xhat)                      # (D,)    dγ = Σ_rows dy · xhat
-        dbias = _col_sum(dy_r)                               # (D,)    dβ = Σ_rows dy
-        dxhat = dy_r * weight                                # (n, D)  dxhat = dy · γ
-        _dx_from_dxhat(dxhat, xhat, rstd[r], out=dx[r])      # (n, D)  (overwrites dxhat and xhat)
+        ones = xp.ones((1, dy_r.shape[0]), dtype=sdt)       # (1, n)
+        dweight = (rstd_r.T @ p - (rstd_r * c).T @ dy_r)[0]  # (D,)    dγ = Σ_rows dy · (xc - c) · rstd
+        dbias = (ones @ dy_r)[0]                             # (D,)    dβ = Σ_rows dy
         return dweight, dbias
 
     parts = _map_row_blocks(rows, x)
