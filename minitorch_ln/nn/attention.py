@@ -181,7 +181,7 @@ def _attention_backward_arrays(q, k, v, p, keep, scale, dout, dweights, mask_sha
         dp *= keep
     if dweights is not None:
         dp += dweights
-    dp -= (dp * p).sum(axis=-1, keepdims=True)  # dP - rowsum(dP ⊙ P)
+    dp -= xp.einsum("...ij,...ij->...i", dp, p)[..., None]  # dP - rowsum(dP ⊙ P), no (..., L, S) temporary
     dp *= p  # dS = P ⊙ (dP - rowsum(dP ⊙ P)), (..., L, S)
     ds = dp
     dq = _sum_to(xp.matmul(ds, k), q.shape)  # (..., L, E)
