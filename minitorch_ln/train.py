@@ -516,6 +516,9 @@ def _clip(params, max_norm: float) -> float:
 
 def _diagnose(model, dataset, cfg, block_size, rng_before) -> str:
     """Re-run the failing step under ``detect_anomaly`` (same batch, same dropout) and name the op."""
+    bad = _nonfinite_parameter(model)
+    if bad is not None:  # the updates are checked, so only code outside the trainer can have done this
+        return f"parameter '{bad}' already held NaN/Inf before this step's forward pass"
     after = get_rng_states()
     set_rng_states(rng_before)
     try:

@@ -236,9 +236,9 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(corpu
     assert latest_step(out) == 2
     ck = read_checkpoint(out)
     assert all(np.isfinite(t.numpy()).all() for t in ck["model"].values())
-    assert "NaN" in summary["anomaly"] and "detect_anomaly" in summary["anomaly"]
-    # the NaN was planted in a leaf (the token embedding): the report names that input
-    assert "held NaN/Inf before the forward pass" in summary["anomaly"] or "NaN" in summary["anomaly"]
+    # the NaN was planted in a weight: the report names it
+    first = next(iter(dict(poison.model.named_parameters())))
+    assert summary["anomaly"] == f"parameter '{first}' already held NaN/Inf before this step's forward pass"
     nonfinite = [json.loads(line) for line in open(out / "metrics.jsonl") if "nonfinite" in line]
     assert nonfinite and nonfinite[0]["step"] == 3
 
@@ -246,7 +246,7 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(corpu
 def test_diverging_run_stops_before_the_update(corpus, tmp_path):
     out = tmp_path / "run"
     with np.errstate(all="ignore"):
-        summary = train(opts(corpus, lr=1e38, min_lr=0.0, warmup_steps=2, grad_clip=0.0, checkpoint_interval=1,
+        summary = train(opts(corpus, lr=1e30, min_lr=0.0, warmup_steps=2, grad_clip=0.0, checkpoint_interval=1,
                              dropout=0.0, steps=6), out_dir=out, quiet=True, sample_chars=SAMPLE)
     assert summary["exit_code"] == EXIT_NONFINITE
     # step 1 runs at lr 0 (the warm-up starts at 0); then the weights blow up: either an update
@@ -255,6 +255,9 @@ def test_diverging_run_stops_before_the_update(corpus, tmp_path):
     assert failed >= 2
     assert latest_step(out) == failed - 1  # every completed step was checkpointed; the failed one was not
     assert "non-finite" in summary["anomaly"] or "NaN" in summary["anomaly"] or "Inf" in summary["anomaly"]
+    # here (seeded) the weights grow until a forward overflows; the re-run under detect_anomaly names the op
+    assert summary["anomaly"].startswith("detect_anomaly (re-running the step): the loss is not finite: the ")
+    assert "came from op '" in summary["anomaly"]
     ck = read_checkpoint(out)  # and the checkpoint kept is a good one
     assert all(np.isfinite(t.numpy()).all() for t in ck["model"].values())
 
