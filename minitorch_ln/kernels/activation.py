@@ -71,13 +71,15 @@ def _cdf_pdf(x, cdf, pdf):
         t *= f(_AS_P * _SQRT_HALF)
         t += f(1.0)
         xp.reciprocal(t, out=t)
-        r = xp.multiply(t, f(_AS_A[4]))                      # Horner: r = t (a1 + t (... + t a5))
+        r = xp.multiply(t, f(0.5 * _AS_A[4]))                # Horner, halved: r = ½ t (a1 + t (... + t a5))
         for a in _AS_A[3::-1]:
-            r += f(a)
+            r += f(0.5 * a)
             r *= t
-        r *= pdf                                             # 1 - erf(|z|) = r · exp(-z²)
-        xp.subtract(f(1.0), r, out=cdf)                      # erf(|z|)
-        xp.copysign(cdf, x, out=cdf)                         # erf(z): erf is odd
+        r *= pdf                                             # ½ (1 - erf(|z|)) = ½ r(t) · exp(-z²)
+        xp.subtract(f(0.5), r, out=cdf)                      # ½ erf(|z|)
+        xp.copysign(cdf, x, out=cdf)                         # ½ erf(z): erf is odd
+        cdf += f(0.5)                                        # Φ(x) = ½ + ½ erf(z)
+        return
     cdf += f(1.0)
     cdf *= f(0.5)                                            # Φ(x) = ½ (1 + erf(z))
 
@@ -91,7 +93,8 @@ def _blocks(x, fn, *others):
     out = xp.empty_like(arrays[0])
 
     def run(rows):
-        fn(*(a[rows] for a in arrays), out[rows])
+        with np.errstate(over="ignore"):  # x² overflows for |x| > 1e19: exp(-inf) = 0 is then right
+            fn(*(a[rows] for a in arrays), out[rows])
 
     _map_row_blocks(run, out)
     return out.reshape(shape)
@@ -107,10 +110,10 @@ def gelu_fwd(x, approximate: str = "none"):
 
     def exact(xb, yb):
         xb = xb.astype(_compute_dtype(xb), copy=False)
-        cdf, pdf = get_array_module(xb).empty_like(xb), get_array_module(xb).empty_like(xb)
+        xp = get_array_module(xb)
+        cdf, pdf = xp.empty_like(xb), xp.empty_like(xb)
         _cdf_pdf(xb, cdf, pdf)
-        cdf *= xb
-        yb[...] = cdf                                        # y = x Φ(x)
+        xp.multiply(xb, cdf, out=yb, casting="same_kind")   # y = x Φ(x)
 
     def tanh(xb, yb):
         xp = get_array_module(xb)
