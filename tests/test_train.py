@@ -105,6 +105,9 @@ def test_ctrl_c_then_resume_equals_the_uninterrupted_run(uninterrupted, corpus, 
     first = train(opts(corpus), out_dir=out, quiet=True, on_step=_interrupt_at(3), sample_chars=SAMPLE)
     assert first["exit_code"] == EXIT_INTERRUPTED and first["step"] == 3
     assert latest_step(out) == 3
+    # as if the process had logged a step past its last checkpoint and died mid-line: resuming drops both
+    with open(out / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"step": 4, "loss": 99.0}) + "\n" + '{"step": 5, "lo')
     second = train({}, out_dir=out, resume=True, quiet=True, sample_chars=SAMPLE)
     assert second["exit_code"] == EXIT_OK and second["step"] == 8
     assert losses(out) == losses(full_out)  # same losses, step for step
