@@ -456,7 +456,7 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
             log({"step": step, "loss": loss_value, "lr": lr, "grad_norm": grad_norm,
                  "tokens_per_s": round(tokens_per_step / dt, 1)})
             bar.update(1)
-            bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{tok_rate:,.0f}", refresh=False)
+            bar.set_postfix({"loss": f"{loss_value:.3f}", "tokens/s": f"{tok_rate:,.0f}"}, refresh=False)
             if step % cfg.eval_interval == 0 or step == cfg.steps:
                 val_loss = evaluate(model, eval_set)
                 log({"step": step, "val_loss": val_loss, "unigram_loss": baseline, "ratio": val_loss / baseline})
