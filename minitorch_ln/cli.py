@@ -149,7 +149,7 @@ def _add_train(sub) -> None:
 
 def _cmd_sample(args) -> int:
     from . import backend  # noqa: PLC0415
-    from .train import generate_text, load_model  # noqa: PLC0415
+    from .sampling import generate_text, load_model  # noqa: PLC0415
 
     try:
         if args.max_new_tokens < 0:

@@ -12,9 +12,10 @@ One run, top to bottom (:func:`train`):
 4. at the end: a loss-curve PNG (when matplotlib is installed), a text sample, and the held-out loss
    as a fraction of the unigram baseline.
 
-Resuming (``resume=True``) reloads the weights, AdamW's moments, the step, and every random
-generator's state, so the resumed run draws the same batches and dropout masks and its losses and
-final weights equal the uninterrupted run's (bit for bit on the CPU). Ctrl-C finishes the current
+Resuming (``resume=True``) reloads the weights, AdamW's moments, the step, and the CPU random
+generators' states (GPU generators are re-seeded from the seed and the step at every checkpoint
+instead, see :mod:`minitorch_ln.checkpoint`), so the resumed run draws the same batches and dropout
+masks and its losses and final weights equal the uninterrupted run's (bit for bit on the CPU). Ctrl-C finishes the current
 step, saves a checkpoint and returns :data:`EXIT_INTERRUPTED`; a NaN/Inf loss or gradient stops the
 run before the update (keeping the last good checkpoint), and the step is re-run under
 ``detect_anomaly`` to name the op that made it.
@@ -22,7 +23,6 @@ run before the update (keeping the last good checkpoint), and the step is re-run
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -40,9 +40,10 @@ from .checkpoint import (
     CheckpointError, get_rng_states, latest_step, read_checkpoint, reseed_devices, set_rng_states, write_checkpoint,
 )
 from .data import CharTokenizer, TokenDataset, default_corpus, load_text
+from .sampling import corpus_word_fraction, generate_text, load_model, plot_losses
 
-__all__ = ["TrainConfig", "ConfigError", "train", "build_model", "load_model", "unigram_baseline",
-           "EXIT_OK", "EXIT_ERROR", "EXIT_NONFINITE", "EXIT_INTERRUPTED"]
+__all__ = ["TrainConfig", "ConfigError", "train", "build_model", "build_optimizer", "build_scheduler", "evaluate",
+           "load_model", "unigram_baseline", "EXIT_OK", "EXIT_ERROR", "EXIT_NONFINITE", "EXIT_INTERRUPTED"]
 
 EXIT_OK, EXIT_ERROR, EXIT_NONFINITE, EXIT_INTERRUPTED = 0, 1, 3, 130
 SAMPLE_CHARS = 300
@@ -183,30 +184,6 @@ def evaluate(model, eval_batches) -> float:
     return total / len(eval_batches)
 
 
-def load_model(path, device=None):
-    """``(model, tokenizer, config)`` from a checkpoint (run directory or ``ckpt-*`` directory).
-
-    Raises:
-        CheckpointError: missing, corrupt or incompatible checkpoint.
-    """
-    from .nn.gpt import GPT, GPTConfig  # noqa: PLC0415
-
-    ck = read_checkpoint(path, load_optimizer=False)
-    try:
-        gcfg = GPTConfig.from_dict(ck["config"]["model"])
-        tok = CharTokenizer.from_dict(ck["config"]["tokenizer"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"{ck['dir']}/config.json is not a training configuration ({exc})") from None
-    dev = device or ck["config"]["train"].get("device", "cpu")
-    model = GPT(gcfg, device=dev)
-    try:
-        model.load_state_dict(ck["model"])
-    except Exception as exc:  # StateDictError: names the missing/unexpected/wrong-shaped keys
-        raise CheckpointError(f"checkpoint {ck['dir']} does not match its own model config: {exc}") from None
-    model.eval()
-    return model, tok, ck["config"]
-
-
 # ----------------------------------------------------------------------------------------------
 # The run
 # ----------------------------------------------------------------------------------------------
@@ -298,32 +275,13 @@ def _truncate_metrics(path, step: int) -> None:
     atomic_write_text(path, "".join(kept))
 
 
-def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = False, progress: bool = True,
-          quiet: bool = False, on_step=None, sample_chars: int = SAMPLE_CHARS) -> dict:
-    """Run (or resume) a training run; see the module docstring.
-
-    Args:
-        overrides: ``{option: value}`` for :class:`TrainConfig` fields; ``None`` values mean "not
-            given" (the default, or on resume the saved value).
-        out_dir: the run directory (checkpoints, ``metrics.jsonl``, ``loss.png``, ``sample.txt``).
-        resume: continue the run in ``out_dir``; only ``steps`` and ``device`` may differ.
-        progress: show the tqdm bar. quiet: print nothing (tests).
-        on_step: optional ``callback(step, loss)`` after each optimizer step (tests use it to press Ctrl-C).
-        sample_chars: length of the final sample (not part of the run's configuration).
-
-    Returns:
-        a summary dict with ``exit_code`` (:data:`EXIT_OK`, :data:`EXIT_NONFINITE` or
-        :data:`EXIT_INTERRUPTED`), ``step``, ``val_loss``, ``unigram_loss``, ``ratio``, ``sample``, ...
-
-    Raises:
-        ConfigError, CorpusError, DatasetError, DeviceError, CheckpointError, TokenizerError: bad
-        input, each raised before anything in ``out_dir`` is written.
-    """
+def _prepare(overrides, out_dir: str, resume: bool):
+    """Check everything a run needs before anything is written: ``(cfg, checkpoint or None, corpus,
+    tokenizer, dataset)``."""
     overrides = dict(overrides or {})
     unknown = set(overrides) - {f.name for f in fields(TrainConfig)}
     if unknown:
         raise ConfigError(f"unknown training options: {sorted(unknown)}")
-    out_dir = os.fspath(out_dir)
     ck = None
     if resume:
         if latest_step(out_dir) is None:
@@ -348,7 +306,32 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         )
     tok = CharTokenizer.from_dict(ck["config"]["tokenizer"]) if ck else CharTokenizer.from_text(corpus.text)
     dataset = TokenDataset(tok.encode(corpus.text), val_fraction=cfg.val_fraction)
+    return cfg, ck, corpus, tok, dataset
 
+
+def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = False, progress: bool = True,
+          quiet: bool = False, on_step=None, sample_chars: int = SAMPLE_CHARS) -> dict:
+    """Run (or resume) a training run; see the module docstring.
+
+    Args:
+        overrides: ``{option: value}`` for :class:`TrainConfig` fields; ``None`` values mean "not
+            given" (the default, or on resume the saved value).
+        out_dir: the run directory (checkpoints, ``metrics.jsonl``, ``loss.png``, ``sample.txt``).
+        resume: continue the run in ``out_dir``; only ``steps`` and ``device`` may differ.
+        progress: show the tqdm bar. quiet: print nothing (tests).
+        on_step: optional ``callback(step, loss)`` after each optimizer step (tests use it to press Ctrl-C).
+        sample_chars: length of the final sample (not part of the run's configuration).
+
+    Returns:
+        a summary dict with ``exit_code`` (:data:`EXIT_OK`, :data:`EXIT_NONFINITE` or
+        :data:`EXIT_INTERRUPTED`), ``step``, ``val_loss``, ``unigram_loss``, ``ratio``, ``sample``, ...
+
+    Raises:
+        ConfigError, CorpusError, DatasetError, DeviceError, CheckpointError, TokenizerError: bad
+        input, each raised before anything in ``out_dir`` is written.
+    """
+    out_dir = os.fspath(out_dir)
+    cfg, ck, corpus, tok, dataset = _prepare(overrides, out_dir, resume)
     backend.manual_seed(cfg.seed)
     model = build_model(cfg, tok.vocab_size)
     block_size = model.config.block_size
@@ -410,6 +393,16 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
             metrics.write(json.dumps(record) + "\n")
             metrics.flush()
 
+        def stop_nonfinite(what, report):  # the step failed: nothing is saved, the last checkpoint stays
+            bar.close()
+            last = latest_step(out_dir)
+            kept = (f"the last good checkpoint (step {last}) in {out_dir} is kept" if last is not None
+                    else "no checkpoint had been written yet")
+            _say(f"stopped at step {step + 1}: {what}; {kept}.\n{report}", quiet)
+            log({"step": step + 1, "event": "nonfinite", "loss": loss_value, "grad_norm": grad_norm})
+            summary.update(exit_code=EXIT_NONFINITE, step=step, failed_step=step + 1, anomaly=report)
+            return summary
+
         while step < cfg.steps:
             if stop.requested:
                 break
@@ -424,31 +417,17 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
                 loss.backward()
                 grad_norm = _clip(params, cfg.grad_clip)
             if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):
-                bar.close()
-                report = _diagnose(model, dataset, cfg, block_size, rng_before)
                 what = f"the loss is {loss_value}" if not math.isfinite(loss_value) else f"the gradient norm is {grad_norm}"
-                last = latest_step(out_dir)
-                kept = (f"the last good checkpoint (step {last}) in {out_dir} is kept" if last is not None
-                        else "no checkpoint had been written yet")
-                _say(f"stopped at step {step + 1}: {what}; the weights were not updated, {kept}.\n{report}", quiet)
-                log({"step": step + 1, "event": "nonfinite", "loss": loss_value, "grad_norm": grad_norm})
-                summary.update(exit_code=EXIT_NONFINITE, step=step, failed_step=step + 1, anomaly=report)
-                return summary
+                return stop_nonfinite(what + "; the weights were not updated",
+                                      _diagnose(model, dataset, cfg, block_size, rng_before))
             lr = optimizer.param_groups[0]["lr"]
             optimizer.step()
             bad = _nonfinite_parameter(model)
             if bad is not None:  # finite gradients, but the update itself overflowed (a huge --lr)
-                bar.close()
-                last = latest_step(out_dir)
-                kept = (f"the last good checkpoint (step {last}) in {out_dir} is kept" if last is not None
-                        else "no checkpoint had been written yet")
-                report = (f"the loss ({loss_value:.4g}) and gradient norm ({grad_norm:.4g}) were finite, but the "
-                          f"AdamW update at learning rate {lr:g} made parameter '{bad}' non-finite: lower --lr")
-                _say(f"stopped at step {step + 1}: {report}; {kept}.", quiet)
-                log({"step": step + 1, "event": "nonfinite", "loss": loss_value, "grad_norm": grad_norm,
-                     "parameter": bad})
-                summary.update(exit_code=EXIT_NONFINITE, step=step, failed_step=step + 1, anomaly=report)
-                return summary
+                return stop_nonfinite(
+                    f"the AdamW update made parameter '{bad}' non-finite",
+                    f"the loss ({loss_value:.4g}) and gradient norm ({grad_norm:.4g}) were finite, but the AdamW "
+                    f"update at learning rate {lr:g} made parameter '{bad}' non-finite: lower --lr")
             scheduler.step()
             step += 1
             dt = time.perf_counter() - t0
@@ -480,6 +459,13 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         val_loss = evaluate(model, eval_set)
         checkpoint(val_loss)
     summary.update(val_loss=val_loss, ratio=val_loss / baseline)
+    _report(summary, model, tok, corpus, cfg, out_dir, metrics_path, sample_chars, quiet)
+    return summary
+
+
+def _report(summary, model, tok, corpus, cfg, out_dir, metrics_path, sample_chars, quiet) -> None:
+    """The end of a run: loss curve, sample, and the held-out loss against the unigram baseline."""
+    val_loss, baseline, step = summary["val_loss"], summary["unigram_loss"], summary["step"]
     png = plot_losses(metrics_path, os.path.join(out_dir, "loss.png"), baseline)
     backend.manual_seed(cfg.seed)  # the sample depends on the weights and the seed, not on the run's history
     sample = generate_text(model, tok, "\n" if "\n" in tok.stoi else tok.chars[0], sample_chars, SAMPLE_TEMPERATURE)
@@ -495,7 +481,6 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
          f"({verdict} the 0.7x target); {step} steps in {summary['train_seconds']:.0f} s", quiet)
     _say(f"checkpoint: {out_dir} (weights: model.safetensors, loadable with safetensors.torch)"
          + (f"; loss curve: {png}" if png else ""), quiet)
-    return summary
 
 
 def _nonfinite_parameter(model) -> "str | None":
@@ -537,78 +522,3 @@ def _diagnose(model, dataset, cfg, block_size, rng_before) -> str:
     finally:
         model.zero_grad()
         set_rng_states(after)
-
-
-# ----------------------------------------------------------------------------------------------
-# Sampling and reporting
-# ----------------------------------------------------------------------------------------------
-
-
-def generate_text(model, tok: CharTokenizer, prompt: str, max_new_tokens: int, temperature: float = 1.0,
-                  top_k=None) -> str:
-    """``prompt`` followed by ``max_new_tokens`` sampled characters (the prompt is kept, cropped to the
-    model's context while sampling). Raises :class:`TokenizerError` for characters the model never saw."""
-    from .tensor import tensor  # noqa: PLC0415
-
-    if not prompt:
-        raise ConfigError("the prompt is empty: give at least one character")
-    ids = tok.encode(prompt)
-    idx = tensor(ids[None, :], device=next(model.parameters()).device)  # (1, T)
-    model.eval()
-    with no_grad():
-        out = model.generate(idx, max_new_tokens, temperature=temperature, top_k=top_k)  # (1, T + new)
-    return tok.decode(backend.to_device(out.data, "cpu")[0])
-
-
-def corpus_word_fraction(sample: str, corpus_text: str) -> float:
-    """The fraction of the sample's words (runs of letters) that occur as words in the corpus."""
-    import re  # noqa: PLC0415
-
-    words = re.findall(r"[A-Za-z]+", sample)
-    if not words:
-        return 0.0
-    vocab = set(re.findall(r"[A-Za-z]+", corpus_text))
-    return sum(w in vocab for w in words) / len(words)
-
-
-def plot_losses(metrics_path, png_path, baseline: float) -> "str | None":
-    """Training and held-out loss against step, with the unigram baseline; ``None`` without matplotlib."""
-    try:
-        import matplotlib  # noqa: PLC0415
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
-    except ImportError:
-        return None
-    train, val = [], []
-    with open(metrics_path, encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            if "loss" in r and r.get("event") is None:
-                train.append((r["step"], r["loss"]))
-            if "val_loss" in r:
-                val.append((r["step"], r["val_loss"]))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if train:
-        s, v = np.array(train).T
-        k = max(1, len(v) // 50)
-        smooth = np.convolve(v, np.ones(k) / k, mode="valid")
-        ax.plot(s, v, color="tab:blue", alpha=0.25, lw=0.8)
-        ax.plot(s[k - 1:], smooth, color="tab:blue", label="training loss")
-    if val:
-        s, v = np.array(val).T
-        ax.plot(s, v, "o-", color="tab:orange", label="held-out loss")
-    ax.axhline(baseline, color="gray", ls="--", label=f"unigram baseline {baseline:.2f}")
-    ax.axhline(0.7 * baseline, color="gray", ls=":", label="0.7 x baseline")
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy (nats/char)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
-    return os.fspath(png_path)
-
-
-def fields_of_config() -> list:
-    """``(name, default)`` of every :class:`TrainConfig` option (for the CLI)."""
-    return [(f.name, f.default) for f in dataclasses.fields(TrainConfig)]

@@ -11,8 +11,9 @@ import minitorch_ln as mt
 from minitorch_ln.checkpoint import CheckpointError, latest_step, read_checkpoint, write_checkpoint
 from minitorch_ln.data import CorpusError, DatasetError
 from minitorch_ln.train import (
-    EXIT_INTERRUPTED, EXIT_NONFINITE, EXIT_OK, ConfigError, TrainConfig, load_model, train,
+    EXIT_INTERRUPTED, EXIT_NONFINITE, EXIT_OK, ConfigError, TrainConfig, train,
 )
+from minitorch_ln.sampling import load_model
 
 SAMPLE = 40  # characters of the final sample (the default is longer)
 WORDS = ("the layer norm keeps each token on its own scale while batch norm mixes the batch "
