@@ -277,3 +277,12 @@ def test_ctrl_c_saves_and_resume_finishes(corpus, tmp_path):
     # continue to a total of step + 2 steps
     assert main(["train", "--out", str(out), "--resume", "--steps", str(step + 2), "--no-progress", "--sample-chars", "10"]) == 0
     assert (out / "latest").read_text().strip() == f"ckpt-{step + 2:08d}"
+
+
+def test_sample_and_gradcheck_on_cuda_without_a_gpu(run_dir, capsys):
+    if mt.cuda_is_available():
+        pytest.skip("a GPU is usable here")
+    assert main(["sample", "--checkpoint", str(run_dir), "--device", "cuda"]) == 1
+    assert "minitorch-ln[cuda12]" in capsys.readouterr().err
+    assert main(["gradcheck", "layer_norm", "--device", "cuda"]) == 1
+    assert "minitorch-ln[cuda13]" in capsys.readouterr().err
