@@ -199,3 +199,19 @@ def test_planted_sqrt_is_found_wherever_it_sits_in_a_chain(before, after, n):
     assert info.value.op == "Sqrt"
     assert info.value.kind == "NaN"
     assert f"input shapes: [({n},)]" in str(info.value)
+
+
+def test_explain_nonfinite_prefers_a_nan_weight_over_a_legitimate_minus_inf_mask():
+    # The causal mask holds -inf by design; a NaN weight further up must still be the one named.
+    from minitorch_ln import nn
+    from minitorch_ln.autograd import explain_nonfinite
+
+    cfg = nn.GPTConfig.preset("tiny", vocab_size=20, n_layer=1, block_size=8)
+    model = nn.GPT(cfg)
+    with mt.no_grad():
+        model.blocks[0].linear1.weight.data[0, 0] = float("nan")
+    idx = mt.randint(0, 20, (2, 8))
+    with detect_anomaly():
+        _, loss = model(idx, idx)
+    text = explain_nonfinite(loss)
+    assert "input 1 of 'Linear'" in text and "(512, 128)" in text

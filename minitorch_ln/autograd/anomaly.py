@@ -227,8 +227,12 @@ def trace_origin(node):
             edge = n.next_edges[j] if j < len(n.next_edges) else None
             child = edge[0] if edge is not None else None
             if child is None or isinstance(child, AccumulateGrad):
-                if leaf is None and trace["leaf_inputs"][j] is not None:
-                    leaf = (n, j, trace["leaf_inputs"][j])
+                if trace["leaf_inputs"][j] is not None:
+                    # Prefer a leaf holding NaN, and a parameter over a constant: a constant -inf
+                    # (an attention mask) is legitimate and must not hide a NaN weight.
+                    rank = (kind != "NaN", child is None, trace["seq"])
+                    if leaf is None or rank < leaf[0]:
+                        leaf = (rank, (n, j, trace["leaf_inputs"][j]))
             else:
                 stack.append(child)
     if best is None and node.creation_trace is not None and node.creation_trace["introduced"] and \
@@ -236,7 +240,7 @@ def trace_origin(node):
         best = node  # e.g. log(0): forward made -inf and its own backward 1/x made inf
     if best is not None:
         return best, None
-    return None, leaf
+    return None, (leaf[1] if leaf is not None else None)
 
 
 def explain_nonfinite(tensor) -> str | None:
