@@ -280,11 +280,12 @@ def scatter_add(target, indices, values) -> None:
     Plain ``target[indices] += values`` would keep only one of several writes to the same place,
     which is wrong for a gradient: a row used twice must get both contributions.
     """
+    rows = indices[0] if type(indices) is tuple and len(indices) == 1 else indices  # x[(ids,)] is x[ids]
     if _is_cupy_array(target):  # pragma: no cover - needs a GPU
         import cupyx  # noqa: PLC0415
 
         cupyx.scatter_add(target, indices, values)
-    elif _is_row_scatter(target, indices, values):
+    elif _is_row_scatter(target, rows, values):
         # Rows (an embedding's backward): target += S @ values, with S the (V, n) matrix of ones at
         # (indices[j], j), stored sparse (one entry per column). SciPy's sparse product adds the
         # rows in the same order as np.add.at (into a zero target, as in an embedding's backward,
@@ -292,9 +293,9 @@ def scatter_add(target, indices, values) -> None:
         # per-element loop dominated an embedding's backward.
         from scipy.sparse import csc_matrix  # noqa: PLC0415 - SciPy is imported on first use
 
-        n = indices.shape[0]
+        n = rows.shape[0]
         ones = np.ones(n, dtype=values.dtype)
-        target += csc_matrix((ones, indices, np.arange(n + 1)), shape=(target.shape[0], n)) @ values
+        target += csc_matrix((ones, rows, np.arange(n + 1)), shape=(target.shape[0], n)) @ values
     else:
         np.add.at(target, indices, values)
 

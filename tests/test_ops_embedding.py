@@ -135,6 +135,9 @@ def test_scatter_add_of_rows_equals_np_add_at_to_the_bit(dtype, rng):
         np.add.at(ref, ids, values)
         assert fast.dtype == dtype
         np.testing.assert_array_equal(fast, ref)
+        as_tuple = np.zeros((V, D), dtype)  # x[(ids,)], as indexing passes it
+        backend.scatter_add(as_tuple, (ids,), values)
+        np.testing.assert_array_equal(as_tuple, ref)
         start = rng.standard_normal((V, D)).astype(dtype)  # into a non-zero target: equal up to rounding
         fast, ref = start.copy(), start.copy()
         backend.scatter_add(fast, ids, values)
