@@ -15,7 +15,9 @@ it. A ratio above 1 means minitorch_ln is slower; the targets are 2.5 for ``tiny
 ``small``.
 
 Threads: by default each library uses its own (PyTorch one per core; NumPy's BLAS its own; the
-LayerNorm kernels ``kernels.get_num_threads()``) and wall time is measured. ``--single-thread``
+LayerNorm and GELU kernels ``kernels.get_num_threads()``) and wall time is measured, with idle
+threads set to sleep rather than spin (``OMP_WAIT_POLICY=PASSIVE``, ``OPENBLAS_THREAD_TIMEOUT=4``,
+unless set already), so that one library's waiting threads do not steal the cores from the other. ``--single-thread``
 runs everything on one thread and measures CPU time (``time.process_time``): on a machine shared
 with other work that ratio is the steadier one.
 
@@ -43,6 +45,13 @@ ARGS = _parse(sys.argv[1:] if __name__ == "__main__" else [])
 if ARGS.single_thread:  # BLAS reads these when NumPy is first imported
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MINITORCH_LN_NUM_THREADS"):
         os.environ[var] = "1"
+else:
+    # Two thread pools in one process: after each parallel region PyTorch's OpenMP threads and
+    # OpenBLAS's threads spin, waiting for more work, and on a 2-core machine that spinning takes
+    # the cores from the other library's next step (a small step then measured 6x slower than
+    # either library alone). Idle threads that sleep at once make the comparison fair.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # spin for 2**4 cycles at most
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
