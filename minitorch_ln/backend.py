@@ -239,6 +239,8 @@ def manual_seed(seed: int) -> None:
     global _seed
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
+    if not 0 <= int(seed) < 2**64:
+        raise ValueError(f"manual_seed expects an integer in [0, 2**64), got {seed}")
     _seed = int(seed)
     _generators.clear()
 

@@ -639,7 +639,13 @@ def _to_array(data, dtype=None, device=None):
         if isinstance(data, (list, tuple)) and _contains_tensor(data):
             data = [_to_array(d) for d in data]
             data = np.stack([backend.to_device(d, "cpu") for d in data]) if data else np.array([])
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError as exc:  # ragged nested lists
+            raise ValueError(
+                f"can't make a tensor from nested sequences of different lengths ({exc}); every row must "
+                "have the same length"
+            ) from None
         if dt is None:
             # Python floats become the default float dtype (float32), ints int64, as in PyTorch
             if arr.dtype.kind == "f":

@@ -257,3 +257,10 @@ def test_multi_output_function_with_an_unused_output():
     first, second = x.split(3)
     (first * 2).sum().backward()  # the second output's gradient is filled with zeros
     np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2, 0, 0, 0])
+
+
+@pytest.mark.parametrize("kw", [dict(rtol=float("nan")), dict(atol=-1.0), dict(eps=0.0), dict(eps=float("inf"))])
+def test_gradcheck_rejects_meaningless_tolerances(kw):
+    x = t64([1.0, 2.0])
+    with pytest.raises(ValueError, match="must be a finite number"):
+        gradcheck(lambda t: t * 2, (x,), **kw)

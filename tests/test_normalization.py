@@ -511,6 +511,10 @@ def test_layer_norm_bad_inputs():
         nn.LayerNorm(0)
     with pytest.raises(ValueError, match="eps must be"):
         F.rms_norm(x, 6, eps=0.0)
+    # the modules refuse a bad eps when they are built, not at every forward
+    for cls, arg in ((nn.LayerNorm, 6), (nn.RMSNorm, 6), (nn.BatchNorm1d, 3)):
+        with pytest.raises(ValueError, match=f"{cls.__name__}: eps must be a finite number > 0"):
+            cls(arg, eps=float("nan"))
 
 
 def test_batch_norm_bad_inputs():

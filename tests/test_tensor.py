@@ -228,3 +228,13 @@ def test_inplace_shape_mismatch():
     x = mt.zeros(3)
     with pytest.raises(RuntimeError, match=r"result has shape \(2, 3\), which does not fit the in-place target of shape \(3,\)"):
         x.add_(mt.ones(2, 3))
+
+
+def test_bad_input_messages_found_by_a_new_user():
+    # ragged lists, a float dim, a negative seed: each a clear message, not NumPy's
+    with pytest.raises(ValueError, match="same length"):
+        mt.tensor([[1, 2], [3]])
+    with pytest.raises(TypeError, match="dim must be an int or a tuple of ints, got 1.5"):
+        mt.ones(3, 4).sum(dim=1.5)
+    with pytest.raises(ValueError, match=r"manual_seed expects an integer in \[0, 2\*\*64\), got -1"):
+        mt.manual_seed(-1)

@@ -142,6 +142,13 @@ def _check_dtypes(inputs, diff_idx):
             )
 
 
+def _check_tolerances(eps, atol, rtol) -> None:
+    for name, value, low in (("eps", eps, "> 0"), ("atol", atol, ">= 0"), ("rtol", rtol, ">= 0")):
+        ok = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) and np.isfinite(value)
+        if not ok or (value <= 0 if low == "> 0" else value < 0):
+            raise ValueError(f"gradcheck: {name} must be a finite number {low}, got {value!r}")
+
+
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False, *,
               precision_aware=False, safety=10.0, heatmap=None):
     """Compare ``fn``'s analytical gradients with central finite differences.
@@ -166,8 +173,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     Raises:
         GradcheckError: naming the input index, the element, the analytical and numerical values;
             for the LayerNorm family, also which backward term disagrees (``.terms``).
-        ValueError: no input requires grad, or ``fn`` returns no floating point Tensor.
+        ValueError: no input requires grad, ``fn`` returns no floating point Tensor, or ``eps``,
+            ``atol``, ``rtol`` are not finite (``eps > 0``, tolerances ``>= 0``).
     """
+    _check_tolerances(eps, atol, rtol)
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:

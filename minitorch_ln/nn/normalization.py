@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.grad_mode import no_grad
+from ..ops.normalization import _check_eps
 from ..tensor import ones, tensor, zeros
 from . import functional as F
 from .module import Module
@@ -53,7 +54,7 @@ class LayerNorm(Module):
                  device=None, dtype=None):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape, "LayerNorm")
-        self.eps = eps
+        self.eps = _check_eps(eps, type(self).__name__) if eps is not None else None
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
@@ -102,7 +103,7 @@ class RMSNorm(Module):
                  device=None, dtype=None):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape, "RMSNorm")
-        self.eps = eps
+        self.eps = _check_eps(eps, type(self).__name__) if eps is not None else None
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
@@ -143,7 +144,8 @@ class BatchNorm1d(Module):
         super().__init__()
         if not isinstance(num_features, numbers.Integral) or num_features <= 0:
             raise ValueError(f"BatchNorm1d: num_features must be a positive int, got {num_features!r}")
-        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
+        self.num_features, self.momentum = int(num_features), momentum
+        self.eps = _check_eps(eps, type(self).__name__)
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(ones(self.num_features, dtype=dtype, device=device))

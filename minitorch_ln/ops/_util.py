@@ -81,7 +81,12 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple:
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative axes."""
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+    if isinstance(dim, numbers.Integral):
+        dims = (dim,)
+    elif isinstance(dim, (tuple, list)):
+        dims = tuple(dim)
+    else:
+        raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {dim!r}")
     out = []
     for d in dims:
         if not isinstance(d, numbers.Integral):
