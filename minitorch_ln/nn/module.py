@@ -70,6 +70,21 @@ def _to_array_like(value, key: str):
         raise TypeError(f"state_dict[{key!r}]: expected a Tensor or an array, got {type(value).__name__}") from exc
 
 
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Reset each parameter's ``.grad`` to None, or to zeros in place (shared by Module and Optimizer)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        elif p.grad.grad_fn is not None:
+            # a gradient made with create_graph=True: drop its history rather than write into it
+            p.grad = Tensor._from_op(backend.get_array_module(p.grad.data).zeros_like(p.grad.data))
+        else:
+            p.grad.data.fill(0)
+            p.grad._version[0] += 1
+
+
 class Module:
     """Base class of every layer. Subclasses set attributes in ``__init__`` and define ``forward``.
 
@@ -300,17 +315,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's ``.grad``: to None (default, as PyTorch), or to zeros in place."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            elif p.grad.grad_fn is not None:
-                # a gradient made with create_graph=True: drop its history rather than write into it
-                p.grad = Tensor._from_op(backend.get_array_module(p.grad.data).zeros_like(p.grad.data))
-            else:
-                p.grad.data.fill(0)
-                p.grad._version[0] += 1
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn):
         """Call ``fn(module)`` on every submodule (children first) and on self; returns self.

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.grad_mode import enable_grad
+from ..nn.module import zero_grads
 from ..tensor import Tensor
 
 _required = object()  # a default that must be given (PyTorch's ``required``)
@@ -116,17 +117,7 @@ class Optimizer:
     # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradient of every parameter: to None (default, as PyTorch) or to zeros in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                elif p.grad.grad_fn is not None:
-                    p.grad = Tensor._from_op(backend.get_array_module(p.grad.data).zeros_like(p.grad.data))
-                else:
-                    p.grad.data.fill(0)
-                    p.grad._version[0] += 1
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient; returns ``closure()`` (re-evaluating the loss) if given."""
