@@ -32,6 +32,45 @@ def _fail(command: str, exc: BaseException) -> int:
     return EXIT_USER_ERROR
 
 
+def _out_of_memory(command: str, what: str, hint: str) -> int:
+    print(f"minitorch-ln {command}: error: out of memory while {what}; {hint}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def check_seed(seed) -> int:
+    """``--seed`` of every subcommand: an integer in ``[0, 2**64)`` (what NumPy's generators take)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"--seed must be an integer >= 0 (and < 2**64), got {seed}")
+    return seed
+
+
+def parse_shape(parts, option: str = "--shape") -> tuple:
+    """``--shape`` as ``2,3,4``, ``2 3 4`` or a mix (``2, 3 4``): a tuple of positive ints.
+
+    Raises:
+        ValueError: a part that is not an integer, no size at all, or a size below 1.
+    """
+    text = " ".join(str(p) for p in parts).strip()
+    try:
+        shape = tuple(int(s) for s in text.replace(",", " ").split())
+    except ValueError:
+        raise ValueError(f"{option} expects integers like 2,3,4 or 2 3 4, got {text!r}") from None
+    if not shape:
+        raise ValueError(f"{option} expects integers like 2,3,4 or 2 3 4, got {text!r}")
+    if any(s < 1 for s in shape):
+        raise ValueError(f"every size in {option} must be >= 1, got {text!r}")
+    return shape
+
+
+def allow_negative_values(parser) -> None:
+    """Let ``--shape -1,3`` and ``--seed -1`` reach our checks (and their clear messages) instead of
+    argparse taking ``-1,3`` for an unknown option: argparse decides what looks like a negative
+    number with this one pattern."""
+    import re  # noqa: PLC0415
+
+    parser._negative_number_matcher = re.compile(r"^-\d[\d,.\s]*$|^-\d*\.\d+$")
+
+
 # ------------------------------------------------------------------------------------------ info
 
 
@@ -79,7 +118,8 @@ differs between Python versions, so the run records its size and SHA-256.
 --resume continues the run in --out exactly where it stopped (same batches, same losses, the same
 final weights); --steps is the run's total, and only --steps and --device may change on resume.
 Ctrl-C saves a checkpoint and exits (status 130); a NaN/Inf loss stops the run (status 3) naming
-the step and the op, keeping the last good checkpoint.
+the step and the op, keeping the last good checkpoint. A run that stopped before its first
+checkpoint can simply be started again with the same --out.
 """
 
 
@@ -92,14 +132,16 @@ def _train_options(p) -> None:
         # default None = "not given", so that --resume can tell a changed option from a default
         p.add_argument(flag, default=None, help=help_text, **kw)
 
-    opt("--text", "a UTF-8 text file to train on (default: the standard library's docstrings)", metavar="PATH")
+    opt("--text", "a UTF-8 text file to train on, with at least 2 distinct characters (default: the standard "
+        "library's docstrings)", metavar="PATH")
     opt("--preset", f"model size (default {d.preset})", choices=["tiny", "small"])
     opt("--steps", f"total optimizer steps of the run (default {d.steps})", type=int)
     opt("--batch-size", f"sequences per step (default {d.batch_size})", type=int)
     opt("--block-size", f"context length in characters (default {d.block_size})", type=int)
     opt("--lr", f"peak learning rate (default {d.lr:g})", type=float)
     opt("--min-lr", f"learning rate at the end of the cosine decay (default {d.min_lr:g})", type=float)
-    opt("--warmup-steps", f"linear warm-up steps (default {d.warmup_steps})", type=int)
+    opt("--warmup-steps", f"linear warm-up steps (default {d.warmup_steps}, capped at a tenth of the schedule "
+        "for short runs: --steps 200 warms up over 20)", type=int)
     opt("--lr-decay-steps", "step where the cosine decay reaches --min-lr (default: --steps)", type=int)
     opt("--weight-decay", f"AdamW weight decay of weight matrices (default {d.weight_decay:g})", type=float)
     opt("--grad-clip", f"clip the global gradient norm to this; 0 disables (default {d.grad_clip:g})", type=float)
@@ -127,9 +169,18 @@ def _cmd_train(args) -> int:
         extra = {} if args.sample_chars is None else {"sample_chars": args.sample_chars}
         if args.sample_chars is not None and args.sample_chars < 0:
             raise ConfigError(f"--sample-chars must be >= 0, got {args.sample_chars}")
+        if args.seed is not None:
+            check_seed(args.seed)
+        if args.text == "-":
+            raise ConfigError("--text -: reading the text from standard input is not supported (the run records "
+                              "the file to check it on --resume); save the text to a file and pass its path")
         summary = train(overrides, out_dir=args.out, resume=args.resume, progress=not args.no_progress, **extra)
-    except _user_errors() as exc:
+    except _user_errors() + (ValueError,) as exc:
         return _fail("train", exc)
+    except MemoryError:
+        return _out_of_memory("train", "building the model or a batch (activations grow with --batch-size x "
+                              "--block-size, attention with --block-size squared)",
+                              "use a smaller --batch-size, --block-size or --preset")
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
         print("minitorch-ln train: interrupted again: stopped without saving; the last checkpoint is intact",
               file=sys.stderr)
@@ -158,6 +209,7 @@ def _cmd_sample(args) -> int:
             raise ValueError(f"--temperature must be > 0, got {args.temperature}")
         if args.top_k is not None and args.top_k < 1:
             raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
+        check_seed(args.seed)
         if args.device is not None and backend.Device(args.device).type == "cuda":
             backend.cupy_or_error()
         model, tok, _ = load_model(args.checkpoint, device=args.device)
@@ -166,6 +218,8 @@ def _cmd_sample(args) -> int:
         text = generate_text(model, tok, prompt, args.max_new_tokens, args.temperature, args.top_k)
     except _user_errors() + (ValueError,) as exc:
         return _fail("sample", exc)
+    except MemoryError:
+        return _out_of_memory("sample", "sampling", "use a smaller --max-new-tokens")
     print(text)  # the prompt, the generated characters, and one newline
     return 0
 
@@ -180,6 +234,7 @@ def _add_sample(sub) -> None:
     p.add_argument("--top-k", type=int, default=None, help="sample only among the k likeliest characters")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: the run's)")
+    allow_negative_values(p)
     p.set_defaults(func=_cmd_sample)
 
 
@@ -195,10 +250,14 @@ def _cmd_gradcheck(args) -> int:
             print(f"{name:<{width}}  {t.description} (default shape {' '.join(map(str, t.default_shape))})")
         return 0 if args.list else _fail("gradcheck", ValueError("name an op or module to check (see --list)"))
     try:
-        ok = run_gradcheck(args.name, shape=args.shape, eps=args.eps, atol=args.atol, rtol=args.rtol,
-                           dtype=args.dtype, seed=args.seed, device=args.device)
+        shape = None if args.shape is None else parse_shape(args.shape)
+        check_seed(args.seed)
+        ok = run_gradcheck(args.name, shape=shape, eps=args.eps, atol=args.atol, rtol=args.rtol,
+                           dtype=args.dtype, seed=args.seed, device=args.device, fast_mode=args.fast_mode)
     except _user_errors() + (ValueError, TypeError) as exc:
         return _fail("gradcheck", exc)
+    except MemoryError:
+        return _out_of_memory("gradcheck", "building the Jacobians", "use a smaller --shape or --fast-mode")
     return 0 if ok else 1
 
 
@@ -211,13 +270,17 @@ def _add_gradcheck(sub) -> None:
     )
     p.add_argument("name", nargs="?", help="the op or module to check (see --list)")
     p.add_argument("--list", action="store_true", help="list the ops and modules that can be checked")
-    p.add_argument("--shape", type=int, nargs="+", default=None, help="input shape (default: the op's)")
-    p.add_argument("--eps", type=float, default=1e-6, help="finite-difference step (default 1e-6)")
-    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
-    p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (default 1e-3)")
+    p.add_argument("--shape", nargs="+", default=None,
+                   help="input shape, e.g. 2,3,4 or 2 3 4 (default: the op's)")
+    p.add_argument("--eps", type=float, default=1e-6, help="finite-difference step, in (0, 0.1] (default 1e-6)")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance, >= 0 (default 1e-5)")
+    p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance, >= 0 (default 1e-3)")
+    p.add_argument("--fast-mode", action="store_true",
+                   help="check uᵀJv for random u, v instead of every Jacobian entry (for large shapes)")
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"], help="(default float64)")
     p.add_argument("--seed", type=int, default=0, help="random seed for the inputs (default 0)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    allow_negative_values(p)
     p.set_defaults(func=_cmd_gradcheck)
 
 

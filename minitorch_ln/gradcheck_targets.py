@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TARGETS", "Target", "run_gradcheck"]
+__all__ = ["TARGETS", "Target", "run_gradcheck", "MAX_JACOBIAN_ENTRIES"]
+
+# The full check holds an analytical and a numerical Jacobian (float64, 8 bytes an entry) and runs
+# two forward passes per input element: 10 million entries is 160 MB and seconds, not hours.
+MAX_JACOBIAN_ENTRIES = 10_000_000
+MAX_EPS = 0.1  # a larger step measures a secant, not a derivative
 
 
 @dataclass(frozen=True)
@@ -167,13 +172,58 @@ def _max_errors(fn, inputs, eps):
         return None
 
 
+def _check_tolerances(eps, atol, rtol) -> None:
+    import math  # noqa: PLC0415
+
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and 0 < eps <= MAX_EPS):
+        raise ValueError(f"--eps must be a finite number > 0 and <= {MAX_EPS:g} (a finite-difference step), got {eps}")
+    for flag, v in (("--atol", atol), ("--rtol", rtol)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ValueError(f"{flag} must be a finite number >= 0, got {v}")
+
+
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:,.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:,.1f} MiB"
+
+
+def _refuse_large_jacobian(name, shape, entries, at_least=False) -> None:
+    """Refuse, before any Jacobian is built, a full check whose Jacobians would not fit."""
+    if entries <= MAX_JACOBIAN_ENTRIES:
+        return
+    smaller = list(shape)  # halve the largest size until (input elements)² fits, as for an elementwise op
+    while int(np.prod(smaller)) ** 2 > MAX_JACOBIAN_ENTRIES and max(smaller) > 1:
+        k = smaller.index(max(smaller))
+        smaller[k] = max(1, smaller[k] // 2)
+    raise ValueError(
+        f"{name} --shape {','.join(map(str, shape))}: the full check would build {'at least ' if at_least else ''}"
+        f"{entries:,} Jacobian entries ({_mib(2 * 8 * entries)} for the analytical and numerical Jacobians; the "
+        f"limit is {MAX_JACOBIAN_ENTRIES:,} entries): use a smaller shape (e.g. --shape "
+        f"{','.join(map(str, smaller))}) or --fast-mode, which checks one random direction instead of every entry"
+    )
+
+
+def _jacobian_entries(fn, inputs) -> int:
+    """(output elements) x (differentiable input elements), from one forward pass without a graph."""
+    from .autograd import no_grad  # noqa: PLC0415
+
+    with no_grad():
+        y = fn(*inputs)
+    n_out = sum(int(np.prod(o.shape)) for o in (y if isinstance(y, (tuple, list)) else (y,)))
+    return n_out * sum(int(np.prod(x.shape)) for x in inputs if getattr(x, "requires_grad", False))
+
+
 def run_gradcheck(name: str, shape=None, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-                  dtype: str = "float64", seed: int = 0, device: str = "cpu", out=print) -> bool:
+                  dtype: str = "float64", seed: int = 0, device: str = "cpu", out=print,
+                  fast_mode: bool = False) -> bool:
     """Gradient-check target ``name`` and print a report; True when it passes.
 
+    ``fast_mode`` checks ``uᵀJv`` for random ``u``, ``v`` (see :func:`autograd.gradcheck`) and so
+    takes any shape; the full check refuses Jacobians over :data:`MAX_JACOBIAN_ENTRIES` entries.
+
     Raises:
-        ValueError: an unknown name, a shape with the wrong number of dimensions or a zero size, a
-            non-positive eps, or an op this build lacks.
+        ValueError: an unknown name, a shape with the wrong number of dimensions or a zero size, an
+            eps outside ``(0, 0.1]``, a negative or non-finite tolerance, a Jacobian too large to
+            build, or an op this build lacks.
         DeviceError: an unknown device, or CUDA without CuPy/a GPU.
     """
     from . import backend  # noqa: PLC0415
@@ -187,29 +237,33 @@ def run_gradcheck(name: str, shape=None, eps: float = 1e-6, atol: float = 1e-5, 
         raise ValueError(f"{name} takes a shape of {' or '.join(map(str, target.ndim))} dimensions, got {shape}")
     if any(s < 1 for s in shape):
         raise ValueError(f"every size in --shape must be >= 1, got {shape}")
-    if not eps > 0:
-        raise ValueError(f"--eps must be > 0, got {eps}")
+    _check_tolerances(eps, atol, rtol)
+    if not fast_mode:  # every target's Jacobian has at least as many entries as its input: refuse before allocating
+        _refuse_large_jacobian(name, shape, int(np.prod(shape)), at_least=True)
     dev = backend.Device(device)
     if dev.type == "cuda":
         backend.cupy_or_error()
     rng = np.random.default_rng(seed)
     fn, inputs, names = target.build(shape, backend.as_dtype(dtype), str(dev), rng)
+    if not fast_mode:
+        _refuse_large_jacobian(name, shape, _jacobian_entries(fn, inputs))
     out(f"gradcheck {name}: {target.description}")
     out(f"  inputs: " + ", ".join(f"{n} {tuple(x.shape)}" for n, x in zip(names, inputs)) + f"; dtype {dtype}, "
-        f"eps {eps:g}, pass when |analytical - numerical| <= {atol:g} + {rtol:g}·|numerical|")
+        f"eps {eps:g}, pass when |analytical - numerical| <= {atol:g} + {rtol:g}·|numerical|"
+        + ("; fast mode: uᵀJv for random u, v" if fast_mode else ""))
     import warnings  # noqa: PLC0415
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the float32 warning is explained below instead
         try:
-            gradcheck(fn, inputs, eps=eps, atol=atol, rtol=rtol)
+            gradcheck(fn, inputs, eps=eps, atol=atol, rtol=rtol, fast_mode=fast_mode)
         except GradcheckError as exc:
             out(f"FAILED\n{exc}")
             if dtype != "float64":
                 out(f"  note: in {dtype}, f(x+eps) - f(x-eps) loses most of its digits to rounding, so central "
                     "differences are noise at eps 1e-6; the backward may well be right: rerun in float64")
             return False
-        errors = _max_errors(fn, inputs, eps)
+        errors = None if fast_mode else _max_errors(fn, inputs, eps)
     if errors:
         for i, (n_entries, err) in errors.items():
             out(f"  {names[i]:<20} {n_entries:>6} Jacobian entries, max |analytical - numerical| = {err:.3g}")

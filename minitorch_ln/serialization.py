@@ -13,6 +13,7 @@ reported as such instead of loading wrong numbers.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -46,12 +47,19 @@ def atomic_write_bytes(path, data: bytes) -> None:
 
     Raises:
         FileNotFoundError: when the destination directory does not exist.
+        OSError: when the destination cannot be written (no permission, a read-only or full file
+            system, a directory at ``path``); it names ``path``, never the temporary file.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"cannot write {path!r}: the directory {directory!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "it is a directory, expected a file path", path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    except OSError as exc:  # name the user's path, not the hidden temporary file's
+        raise OSError(exc.errno, f"cannot write there ({exc.strerror})", path) from None
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual permissions
         with os.fdopen(fd, "wb") as f:
@@ -59,11 +67,13 @@ def atomic_write_bytes(path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.filename != path:  # e.g. a full disk while writing the temporary file
+            raise OSError(exc.errno, f"cannot write there ({exc.strerror})", path) from None
         raise
 
 
@@ -127,6 +137,7 @@ def save(obj, path, metadata: "Mapping[str, str] | None" = None) -> None:
         SerializationError: when ``obj`` is not a mapping of str to tensors/arrays, or metadata is
             not ``{str: str}``.
         FileNotFoundError: when the destination directory does not exist.
+        OSError: when ``path`` cannot be written; the error names ``path``.
     """
     from safetensors.numpy import save as st_save  # noqa: PLC0415 - keeps `import minitorch_ln` light
 

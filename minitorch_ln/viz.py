@@ -20,6 +20,7 @@ the hooks, backward runs as before. (Inspired by torchviz's ``make_dot``.)
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import shutil
@@ -389,6 +390,8 @@ def save_graph(tensor, path: str, format: str | None = None, **kwargs) -> str:  
 
     Raises:
         ValueError: an unknown format; else as :func:`draw_graph`.
+        FileNotFoundError: the directory of ``path`` does not exist (it is not created).
+        OSError: ``path`` cannot be written (no permission, a file where a directory should be...).
         RuntimeError: ``dot`` exists but failed (its message is included).
     """
     text = draw_graphs(tensor, **kwargs) if isinstance(tensor, dict) else draw_graph(tensor, **kwargs)
@@ -397,7 +400,10 @@ def save_graph(tensor, path: str, format: str | None = None, **kwargs) -> str:  
     if fmt not in ("svg", "png", "pdf", "dot", "gv"):
         raise ValueError(f"save_graph: expected a .svg, .png, .pdf or .dot path (or format=), got {fmt!r}")
     dot_path = str(path) if fmt in ("dot", "gv") else root + ".dot"
-    os.makedirs(os.path.dirname(os.path.abspath(dot_path)), exist_ok=True)
+    directory = os.path.dirname(os.path.abspath(dot_path))
+    if not os.path.isdir(directory):
+        what = "is a file, not a directory" if os.path.exists(directory) else "does not exist"
+        raise FileNotFoundError(errno.ENOENT, f"the directory {directory} {what}", str(path))
     with open(dot_path, "w", encoding="utf-8") as f:
         f.write(text)
     if fmt in ("dot", "gv"):
@@ -502,26 +508,16 @@ def _example_graphs(op, shape, dtype, eps):
 GRAPH_OPS = ("layer_norm", "rms_norm", "softmax", "linear")
 
 
-def _parse_shape(parts) -> tuple:
-    text = ",".join(parts)
-    try:
-        shape = tuple(int(s) for s in text.replace(" ", ",").split(",") if s)
-    except ValueError:
-        raise ValueError(f"graph: --shape expects integers like 2,3,4, got {text!r}") from None
-    if not shape or any(s < 1 for s in shape):
-        raise ValueError(f"graph: --shape expects positive integers like 2,3,4, got {text!r}")
-    return shape
-
-
 def _cmd_graph(args) -> int:
     import sys  # noqa: PLC0415
 
     from .backend import manual_seed  # noqa: PLC0415
+    from .cli import check_seed, parse_shape  # noqa: PLC0415
     from .tensor import randn  # noqa: PLC0415
 
     try:
-        shape = _parse_shape(args.shape)
-        manual_seed(args.seed)
+        shape = parse_shape(args.shape)
+        manual_seed(check_seed(args.seed))
         graphs = _example_graphs(args.op, shape, np.dtype(args.dtype), args.eps)
         if args.grad_norms:
             upstream = None
@@ -535,13 +531,24 @@ def _cmd_graph(args) -> int:
             sys.stdout.write(draw_graphs(graphs, **kw))
             return 0
         out = args.out or f"{args.op}_graph.svg"
+        if os.path.isdir(out):
+            raise ValueError(f"cannot write to --out {out}: it is a directory, expected a file path such as "
+                             f"{os.path.join(out, args.op + '_graph.svg')}")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            written = save_graph(graphs, out, **kw)
+            try:
+                written = save_graph(graphs, out, **kw)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                if exc.filename not in (None, out):  # the .dot beside it
+                    reason = f"{exc.filename}: {reason}"
+                raise ValueError(f"cannot write to --out {out}: {reason}") from None
     except (ValueError, TypeError, RuntimeError) as exc:
         print(f"minitorch-ln graph: error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {written}")
+    dot_file = os.path.splitext(out)[0] + ".dot"
+    also = f" (and its DOT source {dot_file})" if written != dot_file and os.path.isfile(dot_file) else ""
+    print(f"wrote {written}{also}")
     for w in caught:
         print(str(w.message))
     return 0
@@ -553,10 +560,10 @@ def register_graph_command(subparsers) -> None:
         "graph", help="draw an op's autograd graph: the fused node beside its composed reference",
         description="Draw the backward graph of one op on random inputs: the fused node (one box) and, "
                     "beside it, the same function composed of primitive ops. Writes SVG/PNG with Graphviz's "
-                    "`dot` where installed, else the .dot text.",
+                    "`dot` where installed, and always the .dot text beside it. The directory of --out must exist.",
     )
     p.add_argument("op", choices=GRAPH_OPS, help="the op to draw")
-    p.add_argument("--shape", nargs="+", default=["2,3,4"], help="input shape, e.g. 2,3,4 (default 2,3,4)")
+    p.add_argument("--shape", nargs="+", default=["2,3,4"], help="input shape, e.g. 2,3,4 or 2 3 4 (default 2,3,4)")
     p.add_argument("--out", default=None, metavar="PATH",
                    help="output file: .svg, .png, .pdf or .dot (default OP_graph.svg); '-' prints DOT")
     p.add_argument("--values", action="store_true", help="show values of leaves, outputs and saved tensors")
@@ -565,4 +572,7 @@ def register_graph_command(subparsers) -> None:
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"], help="(default float64)")
     p.add_argument("--eps", type=float, default=1e-5, help="normalization epsilon (default 1e-5)")
     p.add_argument("--seed", type=int, default=0, help="random seed for the inputs (default 0)")
+    from .cli import allow_negative_values  # noqa: PLC0415
+
+    allow_negative_values(p)
     p.set_defaults(func=_cmd_graph)

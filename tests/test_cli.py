@@ -44,7 +44,9 @@ def test_train_prints_baseline_sample_and_ratio(corpus, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"the text file {corpus}" in printed
     assert "unigram baseline" in printed and "--- sample" in printed
-    assert "x the unigram baseline" in printed and "0.7x target" in printed
+    assert "x the unigram baseline" in printed
+    assert "0.7x target" not in printed  # the target was set for the built-in corpus, not for this text
+    assert f"weights: {out / 'ckpt-00000004' / 'model.safetensors'}" in printed  # the real path
     assert (out / "latest").exists() and (out / "metrics.jsonl").exists()
 
 
@@ -199,7 +201,97 @@ def test_resume_corrupt_checkpoint(run_dir, tmp_path, capsys):
 
 def test_fresh_train_into_an_existing_run_is_refused(run_dir, corpus, capsys):
     assert main(small(corpus, run_dir)) == 1
-    assert "already holds a run" in capsys.readouterr().err
+    assert "already holds a run (checkpoint at step 4): pass --resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "--text", "TEXT", "--out", "OUT"],
+    ["sample", "--checkpoint", "OUT"],
+    ["gradcheck", "layer_norm"],
+    ["graph", "layer_norm", "--out", "-"],
+])
+def test_a_negative_seed_is_named(command, corpus, tmp_path, capsys):
+    args = [str(corpus) if a == "TEXT" else str(tmp_path / "out") if a == "OUT" else a for a in command]
+    assert main([*args, "--seed", "-1"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"minitorch-ln {command[0]}: error: --seed must be an integer >= 0 (and < 2**64), got -1\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_train_corpus_with_one_distinct_character(tmp_path, capsys):
+    path = tmp_path / "aaa.txt"
+    path.write_text("a" * 500)
+    _bad_train(tmp_path, capsys, ["--text", str(path)], "has only 1 distinct character ('a'): expected at least 2")
+
+
+def test_train_text_from_stdin_is_refused_clearly(tmp_path, capsys):
+    _bad_train(tmp_path, capsys, ["--text", "-"], "--text -: reading the text from standard input is not supported")
+
+
+def test_train_whitespace_only_text(tmp_path, capsys):
+    path = tmp_path / "t.txt"
+    path.write_text("  \n\t\n")
+    _bad_train(tmp_path, capsys, ["--text", str(path)], "has no text besides whitespace")
+
+
+def test_train_out_of_memory_is_one_line(corpus, tmp_path, capsys, monkeypatch):
+    import minitorch_ln.train as train_mod
+
+    def build(cfg, vocab_size):
+        raise MemoryError  # what NumPy raises (as _ArrayMemoryError) for --block-size 4096
+
+    monkeypatch.setattr(train_mod, "build_model", build)
+    assert main(small(corpus, tmp_path / "run")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("minitorch-ln train: error: out of memory") and err.count("\n") == 1
+    assert "--batch-size" in err and "--block-size" in err and "--preset" in err
+
+
+def test_train_unusable_out_paths(corpus, tmp_path, capsys):
+    afile = tmp_path / "existing_file.txt"
+    afile.write_text("keep me")
+    cases = [(afile, "it is a file, expected a directory"), (afile / "sub", "is a file, not a directory")]
+    if os.path.isdir("/proc/self"):
+        cases.append(("/proc/x", "cannot be created"))
+    for out, message in cases:
+        assert main(["train", "--text", str(corpus), "--out", str(out), "--no-progress"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"minitorch-ln train: error: cannot write to --out {out}: ") and message in err, err
+        assert err.count("\n") == 1
+    assert afile.read_text() == "keep me" and sorted(os.listdir(tmp_path)) == ["existing_file.txt"]
+
+
+def test_a_run_that_stopped_before_its_first_checkpoint_can_be_started_again(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text('{"step": 1, "loss": 3.0}\n{"step": 4, "event": "nonfinite"}\n')
+    assert main(["train", "--out", str(out), "--resume", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "holds no checkpoint to resume (the run there stopped before its first checkpoint)" in err
+    assert "without --resume" in err
+    assert main(small(corpus, out)) == 0
+    records = [json.loads(line) for line in open(out / "metrics.jsonl")]
+    assert "nonfinite" not in str(records) and [r["step"] for r in records if "loss" in r][0] == 1
+    (out / "notes.txt").write_text("mine")  # a file the trainer never writes: not a failed run's leftover
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    assert main(small(corpus, other)) == 1
+    assert "already holds files that are not a run's checkpoint (notes.txt)" in capsys.readouterr().err
+
+
+def test_short_run_caps_the_default_warmup(corpus, tmp_path, capsys):
+    base = ["train", "--text", str(corpus), "--steps", "5", "--batch-size", "2", "--block-size", "8",
+            "--eval-batches", "1", "--no-progress", "--sample-chars", "5"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    cfg = json.loads((tmp_path / "a" / "ckpt-00000005" / "config.json").read_text())
+    assert cfg["train"]["warmup_steps"] == 0  # min(50, 5 // 10)
+    capsys.readouterr()
+    assert main([*base, "--warmup-steps", "50", "--out", str(tmp_path / "b")]) == 1  # given explicitly: an error
+    assert "--lr-decay-steps must be larger than --warmup-steps (50)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "capped at a tenth" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------ gradcheck
@@ -230,13 +322,47 @@ def test_gradcheck_float32_shows_a_failure(capsys):
     (["conv2d"], "unknown gradcheck target 'conv2d'"),
     (["layer_norm", "--shape", "1", "2", "3", "4", "5"], "layer_norm takes a shape of 2 or 3 or 4 dimensions"),
     (["linear", "--shape", "0", "3"], "every size in --shape must be >= 1"),
-    (["linear", "--eps", "0"], "--eps must be > 0"),
+    (["linear", "--eps", "0"], "--eps must be a finite number > 0 and <= 0.1"),
+    (["layer_norm", "--eps", "1e300"], "--eps must be a finite number > 0 and <= 0.1"),
+    (["layer_norm", "--eps", "nan"], "--eps must be a finite number > 0"),
+    (["layer_norm", "--rtol", "nan"], "--rtol must be a finite number >= 0, got nan"),
+    (["layer_norm", "--atol", "-1"], "--atol must be a finite number >= 0, got -1.0"),
+    (["layer_norm", "--atol", "inf"], "--atol must be a finite number >= 0, got inf"),
+    (["layer_norm", "--seed", "-1"], "--seed must be an integer >= 0"),
+    (["layer_norm", "--shape", "-1", "3"], "every size in --shape must be >= 1, got '-1 3'"),
+    (["layer_norm", "--shape", "2,-3"], "every size in --shape must be >= 1, got '2,-3'"),
+    (["layer_norm", "--shape", "2,x"], "--shape expects integers like 2,3,4 or 2 3 4, got '2,x'"),
     (["linear", "--device", "tpu"], "unknown device 'tpu'"),
     ([], "name an op or module to check"),
 ])
 def test_gradcheck_bad_input(capsys, args, message):
     assert main(["gradcheck", *args]) == 1
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("minitorch-ln gradcheck: error: ") and message in err, err
+    assert "Traceback" not in err
+
+
+def test_gradcheck_takes_the_shape_with_commas_or_spaces(capsys):
+    for shape in (["3,5"], ["3", "5"], ["3,", "5"]):
+        assert main(["gradcheck", "layer_norm", "--shape", *shape]) == 0
+        assert "input (3, 5), weight (5,), bias (5,)" in capsys.readouterr().out
+
+
+def test_gradcheck_refuses_a_jacobian_too_large_before_building_it(capsys):
+    t0 = time.perf_counter()
+    assert main(["gradcheck", "layer_norm", "--shape", "200", "300"]) == 1
+    err = capsys.readouterr().err
+    assert "3,636,000,000 Jacobian entries" in err and "GiB" in err and "--fast-mode" in err and "--shape " in err
+    assert err.count("\n") == 1
+    assert main(["gradcheck", "layer_norm", "--shape", "100000,100000"]) == 1  # refused before the input exists
+    assert "at least 10,000,000,000 Jacobian entries" in capsys.readouterr().err
+    assert time.perf_counter() - t0 < 5
+
+
+def test_gradcheck_fast_mode_takes_a_large_shape(capsys):
+    assert main(["gradcheck", "layer_norm", "--shape", "200,300", "--fast-mode"]) == 0
+    out = capsys.readouterr().out
+    assert "input (200, 300)" in out and "fast mode" in out and "PASSED" in out
 
 
 # ------------------------------------------------------------------------------------------ real processes

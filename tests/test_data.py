@@ -29,7 +29,10 @@ def test_load_text_reads_utf8_and_records_size_and_hash(tmp_path):
 @pytest.mark.parametrize("content, message", [
     (None, "does not exist"),
     (b"", "is empty"),
-    (b" \n\n\t ", "is empty"),
+    (b" \n\n\t ", "has no text besides whitespace"),
+    (b"\xef\xbb\xbf", "is empty"),  # only a byte-order mark
+    (b"\xef\xbb\xbf \r\n", "has no text besides whitespace"),
+    (b"\xef\xbb\xbfcaf\xe9", "not valid UTF-8 (byte 0xe9 at offset 6)"),  # the offset counts the mark
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
     (b"caf\xe9 au lait", "not valid UTF-8 (byte 0xe9 at offset 3)"),
 ])
@@ -39,6 +42,12 @@ def test_load_text_bad_files_give_clear_errors(tmp_path, content, message):
         p.write_bytes(content)
     with pytest.raises(CorpusError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_text(p)
+
+
+def test_load_text_drops_only_a_leading_byte_order_mark(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_bytes(b"\xef\xbb\xbfab\xef\xbb\xbfc")
+    assert load_text(p).text == "ab\ufeffc"
 
 
 def test_load_text_directory_is_refused(tmp_path):

@@ -162,3 +162,16 @@ def test_save_bad_input_writes_nothing(tmp_path):
     with pytest.raises(FileNotFoundError, match="directory .* does not exist"):
         save({"a": mt.ones(2)}, tmp_path / "missing" / "m.safetensors")
     assert not path.exists()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no file can be created")
+def test_save_to_an_unwritable_place_names_the_users_path(tmp_path):
+    with pytest.raises(OSError) as exc:
+        save({"w": mt.ones(2)}, "/proc/nope.safetensors")
+    assert exc.value.filename == "/proc/nope.safetensors" and ".tmp" not in str(exc.value)
+
+
+def test_save_onto_a_directory_is_refused(tmp_path):
+    with pytest.raises(IsADirectoryError, match="it is a directory"):
+        save({"w": mt.ones(2)}, tmp_path)
+    assert os.listdir(tmp_path) == []

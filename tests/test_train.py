@@ -341,3 +341,32 @@ def test_optimizer_state_round_trip(tmp_path):
     back = unflatten_state(json.loads(json.dumps(js)), tensors)
     assert back["state"][0]["step"] == 3 and back["state"][1]["exp_avg"] is tensors["s.state.1.exp_avg"]
     assert back["param_groups"][0]["betas"] == [0.9, 0.99]
+
+
+def test_the_built_in_corpus_gets_the_verdict_and_is_named_on_resume(corpus, tmp_path, monkeypatch, capsys):
+    import minitorch_ln.train as train_mod
+    from minitorch_ln.data import load_text
+
+    # stands in for the standard-library docstrings (seconds to build) with the small corpus
+    monkeypatch.setattr(train_mod, "default_corpus", lambda: load_text(corpus))
+    out = tmp_path / "run"
+    kw = {k: v for k, v in opts(corpus, steps=4).items() if k != "text"}
+    train(kw, out_dir=out, progress=False, sample_chars=SAMPLE)
+    printed = capsys.readouterr().out
+    assert "the 0.7x target)" in printed
+    assert f"weights: {out / 'ckpt-00000004' / 'model.safetensors'}" in printed
+    with pytest.raises(ConfigError, match=r"--text '.*' \(the run has the built-in corpus\)"):
+        train({"text": str(corpus)}, out_dir=out, resume=True, quiet=True, sample_chars=SAMPLE)
+
+
+def test_default_warmup_is_capped_for_short_runs(corpus, tmp_path):
+    kw = {k: v for k, v in opts(corpus, steps=30).items() if k != "warmup_steps"}
+    train(kw, out_dir=tmp_path / "run", quiet=True, sample_chars=SAMPLE)
+    assert read_checkpoint(tmp_path / "run")["config"]["train"]["warmup_steps"] == 3  # min(50, 30 // 10)
+    assert TrainConfig().warmup_steps == 50
+
+
+def test_seed_must_be_non_negative(corpus, tmp_path):
+    with pytest.raises(ConfigError, match=r"--seed must be an integer >= 0"):
+        train(opts(corpus, seed=-1), out_dir=tmp_path / "run", quiet=True, sample_chars=SAMPLE)
+    assert not (tmp_path / "run").exists()

@@ -1,5 +1,6 @@
 """viz: DOT drawings of the autograd graph, rendering, gradient norms, the `graph` subcommand."""
 
+import os
 import re
 
 import numpy as np
@@ -244,8 +245,14 @@ def test_graph_subcommand_softmax_beside_its_composition(tmp_path):
 
 def test_graph_subcommand_errors(capsys):
     assert main(["graph", "softmax", "--shape", "2,x"]) == 1
-    assert "--shape expects integers like 2,3,4, got '2,x'" in capsys.readouterr().err
+    assert "--shape expects integers like 2,3,4 or 2 3 4, got '2,x'" in capsys.readouterr().err
     assert main(["graph", "softmax", "--shape", "0,3"]) == 1
+    for shape in ("-1,3", "2,-3"):
+        assert main(["graph", "softmax", "--shape", shape]) == 1
+        assert f"every size in --shape must be >= 1, got '{shape}'" in capsys.readouterr().err
+    assert main(["graph", "softmax", "--seed", "-1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("minitorch-ln graph: error: --seed must be an integer >= 0") and "Traceback" not in err
     with pytest.raises(SystemExit):
         main(["graph", "no_such_op"])
 
@@ -254,3 +261,33 @@ def test_graph_subcommand_prints_dot(capsys):
     assert main(["graph", "softmax", "--shape", "3", "4", "--out", "-"]) == 0
     nodes, _ = parse_dot(capsys.readouterr().out)
     assert "SoftmaxBackward\nsaved (3, 4)" in nodes.values()
+
+
+def test_graph_subcommand_unusable_out_paths_write_nothing(tmp_path, capsys):
+    afile = tmp_path / "file.txt"
+    afile.write_text("x")
+    cases = [(tmp_path / "missing" / "dir" / "x.svg", "does not exist"),
+             (afile / "x.svg", "is a file, not a directory"),
+             (tmp_path, "it is a directory, expected a file path")]
+    if os.path.isdir("/proc/self"):
+        cases.append(("/proc/x.svg", "cannot write to --out /proc/x.svg"))
+    for out, message in cases:
+        assert main(["graph", "softmax", "--out", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"minitorch-ln graph: error: cannot write to --out {out}: ") and message in err, err
+        assert "Traceback" not in err and err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == ["file.txt"]  # no parent directory was created
+
+
+def test_save_graph_does_not_create_directories(tmp_path):
+    y = (mt.ones(2, requires_grad=True) * 2).sum()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        viz.save_graph(y, tmp_path / "new" / "g.dot")
+    assert not (tmp_path / "new").exists()
+
+
+def test_graph_subcommand_names_the_dot_file_it_writes(tmp_path, capsys):
+    out = tmp_path / "sm.svg"
+    assert main(["graph", "softmax", "--shape", "2", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert str(tmp_path / "sm.dot") in printed and (tmp_path / "sm.dot").exists()

@@ -23,6 +23,7 @@ _SKIP_DIRS = {"site-packages", "dist-packages", "test", "tests", "idle_test", "_
               "ensurepip", "turtledemo"}
 # A binary file almost always has a NUL byte within its first few kilobytes; text never does.
 _SNIFF_BYTES = 8192
+_BOM = b"\xef\xbb\xbf"  # the UTF-8 byte-order mark
 
 
 class CorpusError(ValueError):
@@ -85,21 +86,28 @@ def load_text(path) -> Corpus:
         raise CorpusError(f"text file {path!r} does not exist: expected a path to a UTF-8 text file")
     if os.path.isdir(path):
         raise CorpusError(f"{path!r} is a directory: expected a path to a UTF-8 text file")
-    with open(path, "rb") as f:
-        raw = f.read()
-    if not raw.strip():
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:  # no permission, a FIFO that fails, ...
+        raise CorpusError(f"cannot read text file {path!r}: {exc.strerror or exc}") from None
+    skipped = len(_BOM) if raw.startswith(_BOM) else 0  # a byte-order mark some editors write: not text
+    raw = raw[skipped:]
+    if not raw:
         raise CorpusError(f"text file {path!r} is empty: expected some UTF-8 text to train on")
     if b"\x00" in raw[:_SNIFF_BYTES]:
         raise CorpusError(
             f"{path!r} looks like a binary file (it contains NUL bytes): expected a UTF-8 text file"
         )
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorpusError(
-            f"{path!r} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}): "
+            f"{path!r} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start + skipped}): "
             "expected a UTF-8 text file; re-encode it, e.g. `iconv -f latin1 -t utf-8`"
         ) from None
+    if not text.strip():
+        raise CorpusError(f"text file {path!r} has no text besides whitespace: expected some UTF-8 text to train on")
     text = clean_text(text)
     return _make(text, path, f"the text file {path}", 1)
 
