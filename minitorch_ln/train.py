@@ -313,6 +313,36 @@ def _make_out_dir(out_dir: str, fresh: bool) -> None:
         raise ConfigError(f"cannot write to --out {out_dir}: {exc.strerror or exc}") from None
 
 
+def _physical_memory() -> "int | None":
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        return None
+
+
+def _check_attention_memory(cfg: TrainConfig) -> None:
+    """Refuse a CPU run whose attention scores alone cannot fit in this machine's memory.
+
+    A lower bound: every layer keeps its (B, H, T, T) attention probabilities for backward, and the
+    layer being computed holds its scores beside them, at 4 bytes an entry (float32).
+    """
+    from .nn import gpt  # noqa: PLC0415
+
+    total = _physical_memory()
+    preset = getattr(gpt, "PRESETS", {}).get(cfg.preset)
+    if total is None or preset is None or backend.Device(cfg.device).type != "cpu":
+        return
+    T = cfg.block_size or preset["block_size"]
+    need = (preset["n_layer"] + 1) * cfg.batch_size * preset["n_head"] * T * T * 4
+    if need > total:
+        raise ConfigError(
+            f"--block-size {T} with --batch-size {cfg.batch_size} needs at least {need / 2**30:,.0f} GiB for the "
+            f"attention scores alone (({preset['n_layer']} layers + 1) x {cfg.batch_size} x {preset['n_head']} heads x "
+            f"{T}² x 4 bytes), more than this machine's {total / 2**30:,.0f} GiB: use a smaller --batch-size, "
+            f"--block-size or --preset"
+        )
+
+
 def _check_device(cfg: TrainConfig) -> None:
     dev = backend.Device(cfg.device)
     if dev.type == "cuda":
@@ -375,6 +405,7 @@ def _prepare(overrides, out_dir: str, resume: bool):
             cfg.warmup_steps = default_warmup_steps(cfg.lr_decay_steps)
     cfg.validate()
     _check_device(cfg)
+    _check_attention_memory(cfg)
     corpus = _read_corpus(cfg)
     if ck is not None and corpus.sha256 != ck["config"]["corpus"]["sha256"]:
         raise ConfigError(

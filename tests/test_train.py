@@ -370,3 +370,14 @@ def test_seed_must_be_non_negative(corpus, tmp_path):
     with pytest.raises(ConfigError, match=r"--seed must be an integer >= 0"):
         train(opts(corpus, seed=-1), out_dir=tmp_path / "run", quiet=True, sample_chars=SAMPLE)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_context_whose_attention_cannot_fit_in_memory_is_refused(corpus, tmp_path, monkeypatch):
+    import minitorch_ln.train as train_mod
+
+    monkeypatch.setattr(train_mod, "_physical_memory", lambda: 2**30)  # a 1 GiB machine
+    # (4 layers + 1) x 32 x 4 heads x 1024² x 4 bytes = 2.5 GiB, before any of it is allocated
+    with pytest.raises(ConfigError, match=r"--block-size 1024 with --batch-size 32 needs at least 2 GiB .* "
+                                          r"than this machine's 1 GiB: use a smaller --batch-size"):
+        train(opts(corpus, block_size=1024, batch_size=32), out_dir=tmp_path / "run", quiet=True, sample_chars=SAMPLE)
+    assert not (tmp_path / "run").exists()
