@@ -332,7 +332,6 @@ def layer_norm_bwd_chain_rule(dy, x, weight, mean, rstd):
     learn from; :func:`layer_norm_bwd` is the form that runs, and the tests hold the two equal.
     Shapes and return value as :func:`layer_norm_bwd`; no blocking, no threads.
     """
-    xp = get_array_module(x)
     D = x.shape[1]
     sdt = mean.dtype
     x_s, dy_s = x.astype(sdt), dy.astype(sdt)                # (N, D)
