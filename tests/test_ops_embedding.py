@@ -37,8 +37,10 @@ def test_embedding_matches_torch(padding_idx, dtype, rng, device):
 def test_repeated_ids_sum_and_padding_row_gets_nothing():
     w = mt.ones(4, 2, dtype="float64", requires_grad=True)
     out = mt.embedding(mt.tensor([[2, 2, 0], [2, 3, 0]]), w, padding_idx=0)
-    out.backward(mt.ones(2, 3, 2, dtype="float64"))
-    np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [0, 0], [3, 3], [1, 1]])
+    up = np.arange(1.0, 13.0).reshape(2, 3, 2)  # distinct upstream values: a wrong row/column shows
+    out.backward(mt.tensor(up))
+    row2 = up[0, 0] + up[0, 1] + up[1, 0]
+    np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [0, 0], row2, up[1, 1]])
 
 
 @given(st.integers(1, 8), st.integers(1, 4), st.lists(st.integers(0, 7), min_size=1, max_size=12))
@@ -143,5 +145,5 @@ def test_scatter_add_of_rows_equals_np_add_at_to_the_bit(dtype, rng):
         backend.scatter_add(fast, ids, values)
         np.add.at(ref, ids, values)
         np.testing.assert_allclose(fast, ref, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
-    with pytest.raises(IndexError):  # out-of-range ids still raise (the np.add.at path)
+    with pytest.raises(IndexError, match="index 3 is out of bounds"):  # out-of-range ids still raise (np.add.at)
         backend.scatter_add(np.zeros((3, 2), dtype), np.array([0, 3]), np.ones((2, 2), dtype))

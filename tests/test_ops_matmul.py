@@ -54,11 +54,12 @@ def test_property_matmul_matches_torch(shapes):
 
 def test_matmul_with_constant_array_and_linear_layer_gradient():
     x = t64(np.arange(6.0).reshape(2, 3))
-    w = np.eye(3) * 2
+    w = np.array([[2.0, 1.0, 0.0], [0.0, 2.0, -1.0], [3.0, 0.0, 2.0]])  # not symmetric: catches a missing .T
     y = x @ w
-    np.testing.assert_allclose(y.detach().numpy(), np.arange(6.0).reshape(2, 3) * 2)
-    y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 2.0))
+    np.testing.assert_allclose(y.detach().numpy(), np.arange(6.0).reshape(2, 3) @ w)
+    up = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])  # non-constant upstream gradient
+    y.backward(mt.tensor(up))
+    np.testing.assert_allclose(x.grad.numpy(), up @ w.T)
 
 
 def test_matmul_errors_name_both_shapes():

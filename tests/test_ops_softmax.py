@@ -49,7 +49,9 @@ def test_softmax_is_stable_for_huge_logits():
         np.testing.assert_allclose(y.detach().numpy(), [[1, 0, 0], [1, 0, 0]])
         ls = mt.log_softmax(x, -1)
         assert ls.detach().numpy()[0, 0] == 0.0 and np.isfinite(ls.detach().numpy()).all()
-        (y.sum() + ls[:, 0].sum()).backward()
+        # a non-constant upstream gradient: with y.sum() softmax's input gradient is identically 0
+        r = mt.tensor([[0.3, -1.2, 2.0], [1.5, 0.4, -0.7]], dtype=dtype)
+        (((y * r).sum()) + ls[:, 0].sum()).backward()
         assert np.isfinite(x.grad.numpy()).all()
 
 

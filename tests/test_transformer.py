@@ -109,6 +109,10 @@ def test_dropout_active_only_in_training(rng):
     x = mt.tensor(rng.standard_normal((B, L, D)))
     layer.eval()
     np.testing.assert_array_equal(layer(x).data, layer(x).data)
+    # eval output is the dropout-free output, not just deterministic
+    ref = TransformerEncoderLayer(D, NH, FF, dropout=0.0, batch_first=True).double()
+    ref.load_state_dict(layer.state_dict())
+    np.testing.assert_allclose(layer(x).data, ref(x).data, rtol=1e-12, atol=1e-12)
     layer.train()
     assert not np.allclose(layer(x).data, layer(x).data)
 
