@@ -59,14 +59,14 @@ class ConfigError(ValueError):
 class TrainConfig:
     """Every option of a training run (the defaults are ``minitorch-ln train``'s).
 
-    The defaults were measured on the standard-library docstrings on a shared 2-core CPU: held-out
-    loss 0.59x the unigram baseline (0.7x is passed near step 300) in 1-3.5 minutes, depending on
-    how busy the machine was (see the README).
+    The defaults were measured on the standard-library docstrings on a 2-core CPU: held-out loss
+    about 0.53x the unigram baseline (0.7x is passed near step 300) in about 2 minutes on an idle
+    machine, up to about 5 on a busy one (see the README).
     """
 
     text: "str | None" = None  # a UTF-8 file; None: the standard library's docstrings
     preset: str = "tiny"  # nn.GPTConfig.preset name
-    steps: int = 600  # the run's total number of optimizer steps
+    steps: int = 1000  # the run's total number of optimizer steps
     batch_size: int = 32
     block_size: "int | None" = 32  # context length in characters; None: the preset's (64 for tiny)
     lr: float = 3e-3  # peak learning rate
