@@ -12,18 +12,9 @@ from __future__ import annotations
 
 import math
 
+from .torch import _torch
+
 _CLASSES = {}
-
-
-def _torch():
-    try:
-        import torch  # noqa: PLC0415 - optional dependency, imported on first use
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "minitorch_ln.interop.torch_models needs PyTorch; install the CPU build, e.g. "
-            "`pip install torch --index-url https://download.pytorch.org/whl/cpu`"
-        ) from exc
-    return torch
 
 
 def _torch_gpt_class():

@@ -65,12 +65,8 @@ class Sequential(Module):
         targets = keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "Sequential")]]
         for k in targets:
             del self._modules[k]
-        # renumber, as PyTorch does, so that names stay "0", "1", ...
-        items = list(self._modules.values())
-        if all(k.isdigit() for k in keys):
-            self._modules.clear()
-            for i, m in enumerate(items):
-                self._modules[str(i)] = m
+        if all(k.isdigit() for k in keys):  # renumber, as PyTorch does, so names stay "0", "1", ...
+            _renumber(self, list(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -81,6 +77,13 @@ class Sequential(Module):
     def append(self, module) -> "Sequential":
         self.add_module(str(len(self)), _check_module(module, "Sequential.append"))
         return self
+
+
+def _renumber(container, items) -> None:
+    """Register ``items`` under ``"0"``, ``"1"``, ... in order (after a deletion or an insertion)."""
+    container._modules.clear()
+    for i, m in enumerate(items):
+        container._modules[str(i)] = m
 
 
 class ModuleList(Module):
@@ -109,9 +112,7 @@ class ModuleList(Module):
             del items[idx]
         else:
             del items[_index(idx, len(self), "ModuleList")]
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self, items)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -136,9 +137,7 @@ class ModuleList(Module):
     def insert(self, index: int, module) -> None:
         items = list(self._modules.values())
         items.insert(index, _check_module(module, "ModuleList.insert"))
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self, items)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList has no forward(): iterate over it and call its modules")

@@ -50,6 +50,16 @@ def _fused_rows(x, dim):
     return cuda_softmax
 
 
+def _fused_backward(dy, y, dim, log):
+    """First-order backward on the GPU in one kernel (``None`` on the CPU or when recording a graph)."""
+    fused = None if is_grad_enabled() else _fused_rows(y.data, dim)
+    if fused is None or dy.dtype != y.dtype:
+        return None
+    C = y.shape[-1]
+    dx = fused.softmax_bwd(dy.data.reshape(-1, C), y.data.reshape(-1, C), log=log)
+    return Tensor._from_op(dx.reshape(y.shape))
+
+
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
@@ -67,11 +77,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        fused = None if is_grad_enabled() else _fused_rows(y.data, ctx.dim)
-        if fused is not None and dy.dtype == y.dtype:  # first order on the GPU: one kernel
-            C = y.shape[-1]
-            dx = fused.softmax_bwd(dy.data.reshape(-1, C), y.data.reshape(-1, C))
-            return Tensor._from_op(dx.reshape(y.shape)), None
+        dx = _fused_backward(dy, y, ctx.dim, log=False)
+        if dx is not None:
+            return dx, None
         # dx = y ⊙ (dy - Σ_j dy_j y_j): the Jacobian diag(y) - y yᵀ applied to dy
         return y * (dy - (dy * y).sum(ctx.dim, keepdim=True)), None
 
@@ -108,11 +116,9 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        fused = None if is_grad_enabled() else _fused_rows(y.data, ctx.dim)
-        if fused is not None and dy.dtype == y.dtype:  # first order on the GPU: one kernel
-            C = y.shape[-1]
-            dx = fused.softmax_bwd(dy.data.reshape(-1, C), y.data.reshape(-1, C), log=True)
-            return Tensor._from_op(dx.reshape(y.shape)), None
+        dx = _fused_backward(dy, y, ctx.dim, log=True)
+        if dx is not None:
+            return dx, None
         # dx = dy - softmax · Σ dy  (softmax = exp(y))
         return dy - y.exp() * dy.sum(ctx.dim, keepdim=True), None
 
