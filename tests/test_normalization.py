@@ -51,9 +51,8 @@ LAYOUTS = [
 LAYOUT_IDS = [f"{s}-{k}" for s, k, _ in LAYOUTS]
 
 
-@pytest.mark.parametrize("shape,kw,pshape", LAYOUTS, ids=LAYOUT_IDS)
-@pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, True), (False, False)])
-def test_layer_norm_gradcheck(shape, kw, pshape, affine, bias, rng):
+def _layer_norm_case(rng, shape, kw, pshape, affine, bias):
+    """``(fn, inputs)`` for a float64 check of ``F.layer_norm`` with optional weight and bias."""
     w, b = _params(rng, pshape, affine, bias)
     x = t64(rng.standard_normal(shape))
     args = [x] + [t64(a) for a in (w, b) if a is not None]
@@ -62,21 +61,21 @@ def test_layer_norm_gradcheck(shape, kw, pshape, affine, bias, rng):
         it = iter(p)
         return F.layer_norm(x, weight=next(it) if affine else None, bias=next(it) if bias else None, **kw)
 
-    assert gradcheck(fn, tuple(args))
+    return fn, tuple(args)
+
+
+@pytest.mark.parametrize("shape,kw,pshape", LAYOUTS, ids=LAYOUT_IDS)
+@pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, True), (False, False)])
+def test_layer_norm_gradcheck(shape, kw, pshape, affine, bias, rng):
+    fn, args = _layer_norm_case(rng, shape, kw, pshape, affine, bias)
+    assert gradcheck(fn, args)
 
 
 @pytest.mark.parametrize("shape,kw,pshape", LAYOUTS[:3] + LAYOUTS[5:8], ids=LAYOUT_IDS[:3] + LAYOUT_IDS[5:8])
 @pytest.mark.parametrize("affine,bias", [(True, True), (False, False), (False, True)])
 def test_layer_norm_gradgradcheck(shape, kw, pshape, affine, bias, rng):
-    w, b = _params(rng, pshape, affine, bias)
-    x = t64(rng.standard_normal(shape))
-    args = [x] + [t64(a) for a in (w, b) if a is not None]
-
-    def fn(x, *p):
-        it = iter(p)
-        return F.layer_norm(x, weight=next(it) if affine else None, bias=next(it) if bias else None, **kw)
-
-    assert gradgradcheck(fn, tuple(args))
+    fn, args = _layer_norm_case(rng, shape, kw, pshape, affine, bias)
+    assert gradgradcheck(fn, args)
 
 
 @pytest.mark.parametrize("eps", [1e-12, 1e-5, 1e-1])
