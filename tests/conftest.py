@@ -1,5 +1,6 @@
 """Shared fixtures: Hypothesis profiles, the device parameter, seeded generators."""
 
+import importlib.util
 import os
 
 import numpy as np
@@ -40,3 +41,19 @@ def _seed():
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(scope="module", params=["numba", "numpy"])
+def cpu_kernels(request):
+    """Run a test module on each CPU kernel implementation (compiled loops, whole-array NumPy), then restore.
+
+    Module-scoped, so that Hypothesis tests can use it (``pytestmark = pytest.mark.usefixtures(...)``).
+    """
+    from minitorch_ln import kernels
+
+    if request.param == "numba" and importlib.util.find_spec("numba") is None:
+        pytest.skip("Numba is not installed")
+    before = kernels.get_cpu_kernels()
+    kernels.set_cpu_kernels(request.param)
+    yield request.param
+    kernels.set_cpu_kernels(before)

@@ -1,7 +1,9 @@
 """The normalization kernels on raw arrays: compact form vs chain rule, the backward's terms, numerics, threads.
 
-The kernel interface (``minitorch_ln/kernels/__init__.py``) is checked here on NumPy arrays and,
-with a GPU, on CuPy arrays (whatever implementation ``kernels`` dispatches to there).
+The kernel interface (``minitorch_ln/kernels/__init__.py``) is checked here on NumPy arrays, once
+with each CPU implementation (the compiled loops of ``cpu_layernorm`` and the NumPy kernels of
+``layernorm``: the ``cpu_kernels`` fixture), and, with a GPU, on CuPy arrays (whatever
+implementation ``kernels`` dispatches to there).
 """
 
 import numpy as np
@@ -15,6 +17,8 @@ from minitorch_ln import kernels
 from minitorch_ln.kernels import layernorm as K
 
 from helpers import torch
+
+pytestmark = pytest.mark.usefixtures("cpu_kernels")
 
 
 def _ref_fwd(x, w, b, eps):

@@ -1,7 +1,8 @@
 """LayerNorm, RMSNorm and BatchNorm ops and layers: gradients (first to third order), PyTorch, invariants, errors.
 
 The kernels themselves (compact form vs chain rule, terms, threads, numerics) are tested in
-``test_kernels_layernorm.py``; here is everything seen through Tensors and modules.
+``test_kernels_layernorm.py``; here is everything seen through Tensors and modules, once with each
+CPU kernel implementation (the ``cpu_kernels`` fixture: compiled loops and NumPy).
 """
 
 import itertools
@@ -21,6 +22,8 @@ from minitorch_ln.ops.normalization import (
 )
 
 from helpers import compare_with_torch, t64, to_numpy, torch
+
+pytestmark = pytest.mark.usefixtures("cpu_kernels")
 
 TF = torch.nn.functional
 

@@ -3,8 +3,11 @@
 Kernels know arrays only, never ``Tensor``. Each public function here looks at its first array
 and dispatches:
 
-- a ``numpy.ndarray`` goes to :mod:`minitorch_ln.kernels.layernorm` (NumPy, written with
-  ``xp = get_array_module(x)``, so it runs on CuPy arrays too);
+- a ``numpy.ndarray`` goes to :mod:`minitorch_ln.kernels.cpu_layernorm` (loops compiled by Numba,
+  one pass per row; LayerNorm only, float32/float64) while :func:`get_cpu_kernels` is ``"numba"``
+  (the default where Numba imports), and otherwise to :mod:`minitorch_ln.kernels.layernorm` (NumPy,
+  written with ``xp = get_array_module(x)``, so it runs on CuPy arrays too). Both implement the
+  interface below and the tests run every kernel test on both;
 - a ``cupy.ndarray`` goes to :mod:`minitorch_ln.kernels.cuda_layernorm` (CuPy ``RawKernel`` /
   ``ReductionKernel``), imported lazily the first time; a function that module does not define
   (or the whole module, while it does not exist) falls back to the ``xp`` code above.
@@ -47,6 +50,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 
 import numpy as np
 
@@ -58,10 +62,55 @@ from .layernorm import (  # noqa: F401 - re-exported: teaching/checking forms an
 )
 
 __all__ = [
-    "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
+    "set_cpu_kernels", "get_cpu_kernels", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
     "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "stat_dtype", "set_num_threads",
     "get_num_threads", "gelu_fwd", "gelu_bwd",
 ]
+
+CPU_KERNELS = ("numba", "numpy")
+_CPU_MODULE = "minitorch_ln.kernels.cpu_layernorm"
+_cpu_kernels: str | None = None  # chosen on first use (importing Numba takes a few tenths of a second)
+_cpu_impl = None
+
+
+def _numba_importable() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def set_cpu_kernels(name: str) -> None:
+    """Choose the CPU kernels: ``"numba"`` (compiled loops, the default when Numba is installed) or
+    ``"numpy"`` (whole-array NumPy operations). The environment variable ``MINITORCH_LN_CPU_KERNELS``
+    sets the starting choice. Both compute the same formulas and agree to rounding.
+
+    Raises:
+        ValueError: ``name`` is not one of ``"numba"``, ``"numpy"``.
+        ImportError: ``"numba"`` was asked for and Numba is not installed.
+    """
+    global _cpu_kernels, _cpu_impl
+    if name not in CPU_KERNELS:
+        raise ValueError(f"set_cpu_kernels: expected one of {CPU_KERNELS}, got {name!r}")
+    if name == "numba":
+        if not _numba_importable():
+            raise ImportError("set_cpu_kernels('numba'): Numba is not installed (pip install numba); "
+                              "the NumPy kernels ('numpy') need nothing more")
+        _cpu_impl = importlib.import_module(_CPU_MODULE)
+    _cpu_kernels = name
+
+
+def get_cpu_kernels() -> str:
+    """The CPU kernels in use: ``"numba"`` or ``"numpy"`` (see :func:`set_cpu_kernels`)."""
+    if _cpu_kernels is None:
+        env = os.environ.get("MINITORCH_LN_CPU_KERNELS", "").strip().lower()
+        if env in CPU_KERNELS and not (env == "numba" and not _numba_importable()):
+            set_cpu_kernels(env)
+        else:  # unset or unusable: the fastest kernels this machine has
+            set_cpu_kernels("numba" if _numba_importable() else "numpy")
+    return _cpu_kernels
+
 
 _CUDA_MODULE = "minitorch_ln.kernels.cuda_layernorm"
 _cuda_impl = None  # the module once imported; False when it does not exist
@@ -83,6 +132,10 @@ def _impl(name: str, array):
     if get_array_module(array) is not np:
         module = _cuda_module()
         fn = getattr(module, name, None) if module is not None else None
+        if fn is not None:
+            return fn
+    elif get_cpu_kernels() == "numba":
+        fn = getattr(_cpu_impl, name, None)
         if fn is not None:
             return fn
     return getattr(_numpy_impl, name)

@@ -102,27 +102,46 @@ def get_num_threads() -> int:
     return _num_threads
 
 
-def _map_row_blocks(fn, x) -> list:
-    """``[fn(rows) for rows in blocks]`` over slices of ``x``'s rows, on threads for large NumPy arrays."""
-    n_rows, row_len = x.shape
-    if get_array_module(x) is not np or n_rows * row_len <= BLOCK_ELEMENTS:
-        return [fn(slice(0, n_rows))]  # CuPy has its own parallelism; a small input is one block
-    step = max(1, BLOCK_ELEMENTS // max(row_len, 1))
-    blocks = [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+def rows_per_block(n_rows: int, row_len: int) -> int:
+    """Rows in each block: all of them for a small input, else about ``BLOCK_ELEMENTS`` values' worth."""
+    if n_rows * row_len <= BLOCK_ELEMENTS:
+        return max(n_rows, 1)
+    return max(1, BLOCK_ELEMENTS // max(row_len, 1))
+
+
+def row_block_runs(n_rows: int, row_len: int) -> list[list[slice]]:
+    """The row blocks, grouped into one contiguous run of blocks per thread (at most ``get_num_threads()``).
+
+    The blocks depend only on the shape, never on the thread count, so that sums taken block by
+    block and added in block order are the same on any number of threads.
+    """
+    step = rows_per_block(n_rows, row_len)
+    blocks = [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)] or [slice(0, 0)]
     n_threads = min(_num_threads, len(blocks))
-    if n_threads == 1:
-        return [fn(b) for b in blocks]
+    per = -(-len(blocks) // n_threads)  # one run per thread: fewer hand-overs of the GIL than one task per block
+    return [blocks[i:i + per] for i in range(0, len(blocks), per)]
+
+
+def run_on_threads(fn, runs: list) -> list:
+    """``[fn(run) for run in runs]``, on the kernel threads when there is more than one run."""
+    if len(runs) == 1:
+        return [fn(runs[0])]
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=_num_threads, thread_name_prefix="minitorch_ln-kernels")
-    # one contiguous run of blocks per thread: fewer hand-overs of the GIL than one task per block
-    per = -(-len(blocks) // n_threads)
-    runs = [blocks[i:i + per] for i in range(0, len(blocks), per)]
-    results = _pool.map(lambda run: [fn(b) for b in run], runs)
+    return list(_pool.map(fn, runs))
+
+
+def _map_row_blocks(fn, x) -> list:
+    """``[fn(rows) for rows in blocks]`` over slices of ``x``'s rows, on threads for large NumPy arrays."""
+    n_rows, row_len = x.shape
+    if get_array_module(x) is not np:
+        return [fn(slice(0, n_rows))]  # CuPy has its own parallelism
+    results = run_on_threads(lambda run: [fn(b) for b in run], row_block_runs(n_rows, row_len))
     return [r for run in results for r in run]
 
 
-def _sum_blocks(parts):
+def sum_blocks(parts):
     """Add per-block partial sums in block order (deterministic whatever the thread count)."""
     total = parts[0].copy()
     for p in parts[1:]:
@@ -315,8 +334,8 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
     parts = _map_row_blocks(rows, x)
     if weight is None:
         return dx, None, None
-    dweight = _sum_blocks([p[0] for p in parts]).astype(weight.dtype, copy=False)
-    dbias = _sum_blocks([p[1] for p in parts]).astype(weight.dtype, copy=False)
+    dweight = sum_blocks([p[0] for p in parts]).astype(weight.dtype, copy=False)
+    dbias = sum_blocks([p[1] for p in parts]).astype(weight.dtype, copy=False)
     return dx, dweight, dbias
 
 
@@ -446,7 +465,7 @@ def rms_norm_bwd(dy, x, weight, rstd):
         return dweight
 
     parts = _map_row_blocks(rows, x)
-    dweight = None if weight is None else _sum_blocks(parts).astype(weight.dtype, copy=False)
+    dweight = None if weight is None else sum_blocks(parts).astype(weight.dtype, copy=False)
     return dx, dweight
 
 

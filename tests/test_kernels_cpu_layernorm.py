@@ -1,0 +1,165 @@
+"""The compiled CPU LayerNorm kernels (``kernels/cpu_layernorm.py``) against the NumPy kernels, and the switch.
+
+Every test of ``test_kernels_layernorm.py`` and ``test_normalization.py`` already runs on both CPU
+implementations (the ``cpu_kernels`` fixture). Here: the two agree with each other on any shape,
+the compiled loops really run, float16 and empty or odd-layout inputs take the right path, NaN
+stays in its row, and ``set_cpu_kernels`` and ``MINITORCH_LN_CPU_KERNELS`` choose as documented.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minitorch_ln import kernels
+from minitorch_ln.kernels import layernorm as numpy_kernels
+
+cpu = pytest.importorskip("minitorch_ln.kernels.cpu_layernorm")
+if not cpu.AVAILABLE:  # pragma: no cover
+    pytest.skip("Numba is not installed", allow_module_level=True)
+
+
+def _both(x, w, b, dy, eps=1e-5):
+    """``(compiled, numpy)``: each a tuple ``(y, mean, rstd, dx, dweight, dbias)``."""
+    out = []
+    for impl in (cpu, numpy_kernels):
+        y, mean, rstd = impl.layer_norm_fwd(x, w, b, eps)
+        out.append((y, mean, rstd, *impl.layer_norm_bwd(dy, x, w, mean, rstd)))
+    return out
+
+
+@given(st.integers(0, 40), st.integers(1, 70), st.sampled_from([np.float32, np.float64]), st.booleans(),
+       st.floats(-100, 100), st.floats(1e-3, 1e3), st.integers(0, 2**31 - 1))
+def test_compiled_equals_numpy_kernels(N, D, dtype, affine, loc, scale, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((N, D)) * scale + loc).astype(dtype)
+    w = rng.standard_normal(D).astype(dtype) if affine else None
+    b = rng.standard_normal(D).astype(dtype) if affine else None
+    dy = rng.standard_normal((N, D)).astype(dtype)
+    compiled, reference = _both(x, w, b, dy)
+    # The same formulas, summed in a different order: they differ by rounding, i.e. by a few units
+    # of the dtype's epsilon relative to each output's scale (dx scales with rstd · |dy| · |γ|;
+    # dγ and dβ are sums over N rows).
+    eps = np.finfo(dtype).eps
+    for name, c, r in zip(("y", "mean", "rstd", "dx", "dweight", "dbias"), compiled, reference):
+        if r is None:
+            assert c is None, name
+            continue
+        assert c.shape == r.shape and c.dtype == r.dtype, name
+        scale_r = 1.0 + float(np.abs(r.astype(np.float64)).max(initial=0.0))
+        np.testing.assert_allclose(c, r, rtol=0, atol=64 * D * eps * scale_r, err_msg=name)
+
+
+def test_compiled_loops_really_run(rng):
+    kernels.set_cpu_kernels("numba")
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    assert kernels._impl("layer_norm_fwd", x) is cpu.layer_norm_fwd
+    y, mean, rstd = kernels.layer_norm_fwd(x, None, None, 1e-5)
+    kernels.layer_norm_bwd(x, x, np.ones(8, np.float32), mean, rstd)
+    compiled_for = [sig[0] for sig in cpu._layer_norm_fwd_rows.signatures]
+    assert any(str(getattr(t, "dtype", "")) == "float32" for t in compiled_for)  # a Numba type
+    assert cpu._layer_norm_bwd_rows.signatures
+
+
+def test_float16_goes_to_the_numpy_kernels_bitwise(rng):
+    x = rng.standard_normal((6, 16)).astype(np.float16)
+    w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    dy = rng.standard_normal((6, 16)).astype(np.float16)
+    compiled, reference = _both(x, w, b, dy)
+    for c, r in zip(compiled, reference):
+        np.testing.assert_array_equal(c, r)
+    assert compiled[0].dtype == np.float16 and compiled[1].dtype == np.float32
+
+
+def test_one_value_rows_give_exactly_bias_and_zero_dx(rng):
+    # D = 1: xhat = 0 and dxhat - mean(dxhat) = 0 exactly (no fused multiply-add is allowed to
+    # leave an unrounded product behind: see _jit's docstring).
+    x = rng.standard_normal((9, 1)).astype(np.float32)
+    w, b = np.array([1.7], np.float32), np.array([-0.3], np.float32)
+    y, mean, rstd = cpu.layer_norm_fwd(x, w, b, 1e-5)
+    np.testing.assert_array_equal(y, np.full((9, 1), -0.3, np.float32))
+    dx, dw, db = cpu.layer_norm_bwd(rng.standard_normal((9, 1)).astype(np.float32), x, w, mean, rstd)
+    np.testing.assert_array_equal(dx, 0)
+    np.testing.assert_array_equal(dw, 0)
+
+
+def test_nan_and_inf_stay_in_their_row(rng):
+    x = rng.standard_normal((4, 12))
+    w, b, dy = rng.standard_normal(12), rng.standard_normal(12), rng.standard_normal((4, 12))
+    clean = cpu.layer_norm_fwd(x, w, b, 1e-5)
+    x[1, 3], x[2, 0] = np.nan, np.inf
+    compiled, reference = _both(x, w, b, dy)
+    y, dx = compiled[0], compiled[3]
+    assert np.all(np.isnan(y[1])) and np.all(np.isnan(y[2])) and np.all(np.isnan(dx[1:3]))
+    np.testing.assert_array_equal(y[[0, 3]], clean[0][[0, 3]])   # the other rows are untouched
+    assert np.all(np.isnan(compiled[4]))                         # dγ sums over every row
+    for c, r in zip(compiled, reference):                        # the same NaNs as the NumPy kernels
+        np.testing.assert_array_equal(np.isnan(c), np.isnan(r))
+
+
+def test_empty_and_non_contiguous_inputs(rng):
+    x = np.zeros((0, 5), np.float32)
+    y, mean, rstd = cpu.layer_norm_fwd(x, None, None, 1e-5)
+    assert y.shape == (0, 5) and mean.shape == rstd.shape == (0, 1)
+    dx, dw, db = cpu.layer_norm_bwd(x, x, np.ones(5, np.float32), mean, rstd)
+    assert dx.shape == (0, 5) and dw.tolist() == db.tolist() == [0.0] * 5
+    # a Fortran-ordered x and float64 parameters for float32 data give the contiguous result
+    xc = rng.standard_normal((7, 10)).astype(np.float32)
+    w, b = rng.standard_normal(10), rng.standard_normal(10)
+    ref = cpu.layer_norm_fwd(xc, w.astype(np.float32), b.astype(np.float32), 1e-5)
+    got = cpu.layer_norm_fwd(np.asfortranarray(xc), w, b, 1e-5)
+    for r, g in zip(ref, got):
+        np.testing.assert_array_equal(r, g)
+        assert g.dtype == np.float32
+
+
+def test_set_cpu_kernels_choices_and_errors(monkeypatch):
+    before = kernels.get_cpu_kernels()
+    try:
+        kernels.set_cpu_kernels("numpy")
+        assert kernels.get_cpu_kernels() == "numpy"
+        assert kernels._impl("layer_norm_fwd", np.zeros((1, 2))) is numpy_kernels.layer_norm_fwd
+        with pytest.raises(ValueError, match=r"expected one of \('numba', 'numpy'\), got 'c'"):
+            kernels.set_cpu_kernels("c")
+        monkeypatch.setattr(kernels, "_numba_importable", lambda: False)
+        with pytest.raises(ImportError, match="Numba is not installed"):
+            kernels.set_cpu_kernels("numba")
+        # the environment variable picks the first choice; an unusable one falls back quietly
+        for env, numba_ok, expected in (("numpy", True, "numpy"), ("NUMBA", True, "numba"),
+                                        ("numba", False, "numpy"), ("fortran", True, "numba"),
+                                        ("fortran", False, "numpy")):
+            monkeypatch.setattr(kernels, "_numba_importable", lambda ok=numba_ok: ok)
+            monkeypatch.setenv("MINITORCH_LN_CPU_KERNELS", env)
+            monkeypatch.setattr(kernels, "_cpu_kernels", None)
+            assert kernels.get_cpu_kernels() == expected, (env, numba_ok)
+    finally:
+        monkeypatch.undo()
+        kernels.set_cpu_kernels(before)
+
+
+def test_without_numba_everything_runs_on_the_numpy_kernels():
+    # A fresh interpreter in which `import numba` fails: the package imports, chooses the NumPy
+    # kernels, and LayerNorm forward and backward still match the float64 math.
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import numpy as np, minitorch_ln as mt, minitorch_ln.nn.functional as F\n"
+        "from minitorch_ln import kernels\n"
+        "from minitorch_ln.kernels import cpu_layernorm\n"
+        "assert kernels.get_cpu_kernels() == 'numpy' and not cpu_layernorm.AVAILABLE\n"
+        "x = mt.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)\n"
+        "y = F.layer_norm(x, 3); y.backward(mt.tensor(np.array([[1.0, 0, 0], [0, 0, 0]])))\n"
+        # rows (0, 1, 2) and (3, 4, 5): deviations (-1, 0, 1), variance 2/3, xhat = (-r, 0, r).
+        # With dy = (1, 0, 0): mean(dxhat) = 1/3, mean(dxhat·xhat) = -r/3, so
+        # dx = r·((1, 0, 0) - 1/3 - xhat·(-r/3)) = r·(2/3 - r²/3, -1/3, -1/3 + r²/3).
+        "r = 1 / np.sqrt(2 / 3 + 1e-5)\n"
+        "assert np.allclose(y.detach().numpy(), [[-r, 0, r]] * 2)\n"
+        "assert np.allclose(x.grad.numpy(), [r * np.array([2/3 - r*r/3, -1/3, -1/3 + r*r/3]), [0, 0, 0]])\n"
+        "assert np.allclose(cpu_layernorm.layer_norm_fwd(x.detach().numpy(), None, None, 1e-5)[0], y.detach().numpy())\n"
+        "print('ok', kernels.get_cpu_kernels())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok numpy"
