@@ -77,11 +77,19 @@ def allow_negative_values(parser) -> None:
 def _cmd_info(args) -> int:
     import numpy as np  # noqa: PLC0415
 
-    from . import __version__, backend  # noqa: PLC0415
+    from . import __version__, backend, kernels  # noqa: PLC0415
 
     print(f"minitorch_ln {__version__}")
     print(f"python       {sys.version.split()[0]}")
     print(f"numpy        {np.__version__}")
+    try:
+        import numba  # noqa: PLC0415
+
+        print(f"numba        {numba.__version__}")
+    except ImportError:
+        print("numba        not installed (the CPU LayerNorm runs on the slower NumPy kernels: pip install numba)")
+    print(f"cpu kernels  {kernels.get_cpu_kernels()}, {kernels.get_num_threads()} thread(s) "
+          "(MINITORCH_LN_CPU_KERNELS, MINITORCH_LN_NUM_THREADS)")
     try:
         import cupy  # noqa: PLC0415
 

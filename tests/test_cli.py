@@ -61,9 +61,16 @@ def test_help_describes_the_default_corpus(capsys):
         assert flag in text
 
 
-def test_info_still_works(capsys):
+def test_info_still_works(capsys, monkeypatch):
+    from minitorch_ln import kernels
+
     assert main(["info"]) == 0
-    assert "minitorch_ln" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "minitorch_ln" in out
+    assert f"cpu kernels  {kernels.get_cpu_kernels()}, {kernels.get_num_threads()} thread(s)" in out
+    monkeypatch.setitem(sys.modules, "numba", None)  # as if Numba were not installed
+    assert main(["info"]) == 0
+    assert "numba        not installed" in capsys.readouterr().out
 
 
 def test_every_subcommand_is_registered():
