@@ -1,7 +1,8 @@
 """Forward + backward time of the heavier ops of issue 2 against PyTorch, printed as ratios.
 
 ops: cross_entropy (fused; a language model's last step), softmax, log_softmax, matmul, getitem
-with a repeated integer index (scatter-add backward), embedding, cat. Both libraries run on one CPU
+with a repeated integer index (scatter-add backward), embedding, cat, rms_norm and batch_norm
+(training mode; LayerNorm has its own ``bench_layernorm.py``). Both libraries run on one CPU
 thread (``torch.set_num_threads(1)``, NumPy as it is); a ratio above 1 means minitorch_ln is slower.
 Run ``python benchmarks/bench_ops.py`` (``--fast`` for a quick look).
 """
@@ -15,6 +16,7 @@ import numpy as np
 import torch
 
 import minitorch_ln as mt
+import minitorch_ln.nn.functional as F
 
 
 def _time(fn, repeat):
@@ -45,6 +47,11 @@ def cases(n, c, d):
         f"embedding ({c}, {d})[{n}]": ([table], lambda w: mt.embedding(mt.tensor(ids), w),
                                        lambda w: torch.nn.functional.embedding(torch.from_numpy(ids), w)),
         f"cat 2 x ({n}, {d})": ([a, a], lambda x, y: mt.cat([x, y], 1), lambda x, y: torch.cat([x, y], 1)),
+        f"rms_norm ({n}, {d})": ([a, b[0]], lambda x, w: F.rms_norm(x, (d,), w, 1e-6),
+                                 lambda x, w: torch.nn.functional.rms_norm(x, (d,), w, 1e-6)),
+        f"batch_norm ({n}, {d}) training": (
+            [a, b[0], b[1]], lambda x, w, c: F.batch_norm(x, None, None, w, c, training=True),
+            lambda x, w, c: torch.nn.functional.batch_norm(x, None, None, w, c, training=True)),
     }
 
 

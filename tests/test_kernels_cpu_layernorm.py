@@ -53,6 +53,38 @@ def test_compiled_equals_numpy_kernels(N, D, dtype, affine, loc, scale, seed):
         np.testing.assert_allclose(c, r, rtol=0, atol=64 * D * eps * scale_r, err_msg=name)
 
 
+@given(st.integers(1, 30), st.integers(1, 70), st.integers(1, 6), st.sampled_from([np.float32, np.float64]),
+       st.booleans(), st.floats(-100, 100), st.floats(1e-3, 1e3), st.integers(0, 2**31 - 1))
+def test_compiled_rms_norm_and_batch_norm_equal_numpy_kernels(R, D, L, dtype, affine, loc, scale, seed):
+    # RMSNorm on rows (R, D); BatchNorm on (N, C, L) = (R, D, L), R·L values per channel (the
+    # NumPy kernels transpose to channel rows, the compiled ones read in place). Tolerances as above.
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((R, D)) * scale + loc).astype(dtype)
+    dy = rng.standard_normal((R, D)).astype(dtype)
+    x3 = (rng.standard_normal((R, D, L)) * scale + loc).astype(dtype)
+    dy3 = rng.standard_normal((R, D, L)).astype(dtype)
+    if R * L < 2:
+        x3, dy3 = np.concatenate([x3, x3 + 1]), np.concatenate([dy3, dy3])  # training needs 2 values a channel
+    eps = np.finfo(dtype).eps
+    w_rms = rng.standard_normal(D).astype(dtype) if affine else None
+    w_bn, b_bn = (rng.standard_normal(D).astype(dtype), rng.standard_normal(D).astype(dtype)) if affine else (None, None)
+    results = []
+    for impl in (cpu, numpy_kernels):
+        y, rstd = impl.rms_norm_fwd(x, w_rms, 1e-6)
+        yb, mean, rstd_b, var = impl.batch_norm_fwd_ncl(x3, w_bn, b_bn, 1e-5)
+        results.append((y, rstd, *impl.rms_norm_bwd(dy, x, w_rms, rstd),
+                        yb, mean, rstd_b, var, *impl.batch_norm_bwd_ncl(dy3, x3, w_bn, mean, rstd_b)))
+    names = ("rms y", "rms rstd", "rms dx", "rms dweight", "bn y", "bn mean", "bn rstd", "bn var",
+             "bn dx", "bn dweight", "bn dbias")
+    for name, c, r in zip(names, *results):
+        if r is None:
+            assert c is None, name
+            continue
+        assert c.shape == r.shape and c.dtype == r.dtype, name
+        scale_r = 1.0 + float(np.abs(r.astype(np.float64)).max(initial=0.0))
+        np.testing.assert_allclose(c, r, rtol=0, atol=64 * max(R * L, D) * eps * scale_r, err_msg=name)
+
+
 def test_compiled_loops_really_run(rng):
     kernels.set_cpu_kernels("numba")
     x = rng.standard_normal((5, 8)).astype(np.float32)
@@ -62,6 +94,11 @@ def test_compiled_loops_really_run(rng):
     compiled_for = [sig[0] for sig in cpu._layer_norm_fwd_rows.signatures]
     assert any(str(getattr(t, "dtype", "")) == "float32" for t in compiled_for)  # a Numba type
     assert cpu._layer_norm_bwd_rows.signatures
+    kernels.rms_norm_bwd(x, x, None, kernels.rms_norm_fwd(x, None, 1e-6)[1])
+    x3 = x.reshape(5, 2, 4)
+    kernels.batch_norm_bwd_ncl(x3, x3, None, *kernels.batch_norm_fwd_ncl(x3, None, None, 1e-5)[1:3])
+    for loop in (cpu._rms_norm_fwd_rows, cpu._rms_norm_bwd_rows, cpu._batch_norm_fwd_ncl, cpu._batch_norm_bwd_ncl):
+        assert loop.signatures, loop
 
 
 def test_float16_goes_to_the_numpy_kernels_bitwise(rng):

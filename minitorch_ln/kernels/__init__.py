@@ -4,7 +4,7 @@ Kernels know arrays only, never ``Tensor``. Each public function here looks at i
 and dispatches:
 
 - a ``numpy.ndarray`` goes to :mod:`minitorch_ln.kernels.cpu_layernorm` (loops compiled by Numba,
-  one pass per row; LayerNorm only, float32/float64) while :func:`get_cpu_kernels` is ``"numba"``
+  one pass per row; the LayerNorm, RMSNorm and BatchNorm kernels in float32/float64) while :func:`get_cpu_kernels` is ``"numba"``
   (the default where Numba imports), and otherwise to :mod:`minitorch_ln.kernels.layernorm` (NumPy,
   written with ``xp = get_array_module(x)``, so it runs on CuPy arrays too). Both implement the
   interface below and the tests run every kernel test on both;
@@ -35,7 +35,10 @@ LayerNorm kernel interface (every implementation keeps exactly this)
 Also here, each dispatched the same way: ``rms_norm_fwd(x, weight, eps) -> (y, rstd)``,
 ``rms_norm_bwd(dy, x, weight, rstd) -> (dx, dweight)``, ``batch_norm_fwd(x, weight, bias, eps) ->
 (y, mean, rstd, var)`` and ``batch_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)`` (for
-BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are ``(C,)``).
+BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are ``(C,)``), and
+``batch_norm_fwd_ncl`` / ``batch_norm_bwd_ncl``, the same on the input's own layout ``(N, C, L)``
+(``y``/``dx`` ``(N, C, L)``, statistics ``(C, 1)``): what the BatchNorm op calls, so that the compiled
+CPU kernels read the input in place where the others make the channel rows by a transposing copy.
 
 GELU (:mod:`minitorch_ln.kernels.activation`, the ``xp`` code on both NumPy and CuPy):
 ``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``, any shape.
@@ -63,7 +66,8 @@ from .layernorm import (  # noqa: F401 - re-exported: teaching/checking forms an
 
 __all__ = [
     "set_cpu_kernels", "get_cpu_kernels", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
-    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "stat_dtype", "set_num_threads",
+    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "batch_norm_fwd_ncl",
+    "batch_norm_bwd_ncl", "stat_dtype", "set_num_threads",
     "get_num_threads", "gelu_fwd", "gelu_bwd",
 ]
 
@@ -170,3 +174,11 @@ def batch_norm_fwd(x, weight, bias, eps):
 
 def batch_norm_bwd(dy, x, weight, mean, rstd):
     return _impl("batch_norm_bwd", x)(dy, x, weight, mean, rstd)
+
+
+def batch_norm_fwd_ncl(x, weight, bias, eps):
+    return _impl("batch_norm_fwd_ncl", x)(x, weight, bias, eps)
+
+
+def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
+    return _impl("batch_norm_bwd_ncl", x)(dy, x, weight, mean, rstd)

@@ -44,8 +44,8 @@ from ..backend import get_array_module
 
 __all__ = [
     "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule",
-    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "stat_dtype", "set_num_threads",
-    "get_num_threads",
+    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd", "batch_norm_bwd", "batch_norm_fwd_ncl",
+    "batch_norm_bwd_ncl", "stat_dtype", "set_num_threads", "get_num_threads",
 ]
 
 
@@ -511,3 +511,31 @@ def batch_norm_bwd(dy, x, weight, mean, rstd):
     dxhat = dy_s * weight[:, None]                           # (C, M)
     dx = _dx_from_dxhat(dxhat, xhat, rstd).astype(x.dtype, copy=False)   # (C, M)
     return dx, dweight.astype(weight.dtype, copy=False), dbias.astype(weight.dtype, copy=False)
+
+
+def _channel_rows(a):
+    """``(N, C, L)`` → the C-contiguous channel rows ``(C, N·L)`` (a transposing copy)."""
+    xp = get_array_module(a)
+    N, C, L = a.shape
+    return xp.ascontiguousarray(a.transpose(1, 0, 2)).reshape(C, N * L)
+
+
+def _from_channel_rows(rows, shape):
+    """The inverse of :func:`_channel_rows`: ``(C, N·L)`` → ``(N, C, L)`` (a transposed view)."""
+    N, C, L = shape
+    return rows.reshape(C, N, L).transpose(1, 0, 2)
+
+
+def batch_norm_fwd_ncl(x, weight, bias, eps):
+    """BatchNorm forward on ``x`` ``(N, C, L)`` (the input's own layout) → ``(y (N, C, L), mean, rstd, var)``.
+
+    The channel rows ``(C, N·L)`` through :func:`batch_norm_fwd`, and back.
+    """
+    y, mean, rstd, var = batch_norm_fwd(_channel_rows(x), weight, bias, eps)
+    return _from_channel_rows(y, x.shape), mean, rstd, var
+
+
+def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
+    """BatchNorm backward on ``(N, C, L)`` arrays → ``(dx (N, C, L), dweight (C,), dbias (C,))``."""
+    dx, dweight, dbias = batch_norm_bwd(_channel_rows(dy), _channel_rows(x), weight, mean, rstd)
+    return _from_channel_rows(dx, x.shape), dweight, dbias

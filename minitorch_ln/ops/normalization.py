@@ -498,9 +498,16 @@ def rms_norm_backward_composed(dy: Tensor, x: Tensor, weight, axes: tuple, eps: 
 # BatchNorm: each channel normalized over the batch (and length) axes
 # ==================================================================================================
 #
-# Input (N, C) or (N, C, L): channel axis 1. Normalizing over every other axis, _Rows moves the
-# channel axis first, so the rows the kernel sees are channels, (C, N·L), and weight/bias (C,)
-# scale whole rows; otherwise every formula is LayerNorm's (docs, section 8).
+# Input (N, C) or (N, C, L) (any (N, C, ...)): channel axis 1, normalized over every other axis.
+# The kernels take it as (N, C, L), a view (L = 1 for (N, C)); the NumPy kernels turn it into one
+# row per channel, (C, N·L), the compiled ones read it in place. γ and β (C,) scale whole
+# channels; otherwise every formula is LayerNorm's (docs, section 8).
+
+
+def _ncl(a):
+    """``(N, C, ...)`` as a C-contiguous ``(N, C, L)`` array, ``L`` the product of the trailing dims."""
+    xp = get_array_module(a)
+    return xp.ascontiguousarray(a).reshape(a.shape[0], a.shape[1], -1)
 
 
 class BatchNorm(Function):
@@ -508,12 +515,11 @@ class BatchNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, batch_stats):
-        rows = _Rows(x.shape, tuple(i for i in range(x.ndim) if i != 1))  # channel axis first: rows are channels
-        y, mean, rstd, var = kernels.batch_norm_fwd(rows.to_rows(x), weight, bias, eps)   # (C, M), (C, 1) ×3
+        y, mean, rstd, var = kernels.batch_norm_fwd_ncl(_ncl(x), weight, bias, eps)   # (N, C, L), (C, 1) ×3
         ctx.eps, ctx.has_bias = eps, bias is not None
         ctx.save_for_backward(x, weight, mean, rstd)
         batch_stats["mean"], batch_stats["var"] = mean[:, 0], var[:, 0]          # for the running stats
-        return rows.from_rows(y)                                                  # (N, C, L)
+        return y.reshape(x.shape)                                                 # (N, C, ...)
 
     @staticmethod
     def backward(ctx, dy):
@@ -528,18 +534,16 @@ class BatchNormBackward(Function):
 
     @staticmethod
     def forward(ctx, dy, x, weight, mean, rstd, eps, has_bias):
-        rows = _Rows(x.shape, tuple(i for i in range(x.ndim) if i != 1))
-        dy_rows, x_rows = rows.to_rows(dy), rows.to_rows(x)                        # (C, M) each
-        dx, dweight, dbias = kernels.batch_norm_bwd(dy_rows, x_rows, weight, mean, rstd)
+        dy3 = _ncl(dy)                                                             # (N, C, L)
+        dx, dweight, dbias = kernels.batch_norm_bwd_ncl(dy3, _ncl(x), weight, mean, rstd)
         ctx.eps, ctx.has_bias = eps, has_bias
         ctx.save_for_backward(dy, x, weight)
-        out = [rows.from_rows(dx)]                                                 # (N, C, L)
+        out = [dx.reshape(x.shape)]                                                # (N, C, ...)
         if weight is not None:
             out.append(dweight)                                                    # (C,)
         if has_bias:
-            if dbias is None:
-                sdt = kernels.stat_dtype(x.dtype)
-                dbias = dy_rows.astype(sdt).sum(axis=1).astype(x.dtype)
+            if dbias is None:  # a bias without a weight: dbias = Σ dy over all but the channel axis
+                dbias = dy3.astype(kernels.stat_dtype(x.dtype)).sum(axis=(0, 2)).astype(x.dtype)
             out.append(dbias)                                                      # (C,)
         return tuple(out)
 
