@@ -5,7 +5,9 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
 ``y = xhat · weight + bias``. Each op comes in four pieces:
 
 - ``LayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel of
-  :mod:`minitorch_ln.kernels`. It saves ``x``, ``weight`` and the statistics ``mean``, ``rstd``
+  :mod:`minitorch_ln.kernels` (on the CPU by default ``kernels/cpu_layernorm.py``, the formulas as
+  a compiled loop over each row — the file to read beside the docs; ``kernels/layernorm.py`` is
+  the same math in whole-array NumPy, and ``kernels/cuda_layernorm.py`` on the GPU). It saves ``x``, ``weight`` and the statistics ``mean``, ``rstd``
   ``(..., 1)`` (or only ``x`` and ``weight`` with ``recompute_stats=True``); its backward applies
 - ``LayerNormBackward`` (a ``Function``): its forward is the hand-derived compact formula
 
@@ -21,8 +23,8 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
 
 Axes: the normalized axes are moved last and the array is viewed as rows ``(N, D)`` (no copy for
 the usual trailing ``normalized_shape``), so ``dim=`` (any axes, e.g. the channels of
-``(N, C, H, W)``) runs the same kernel. BatchNorm moves its channel axis first instead: its rows
-are channels ``(C, N·L)``.
+``(N, C, H, W)``) runs the same kernel. BatchNorm hands its input to the kernels as ``(N, C, L)``
+(a view), one mean and variance per channel ``c`` over ``x[:, c, :]``.
 """
 
 from __future__ import annotations
