@@ -6,8 +6,11 @@ the compiled loops really run, float16 and empty or odd-layout inputs take the r
 stays in its row, and ``set_cpu_kernels`` and ``MINITORCH_LN_CPU_KERNELS`` choose as documented.
 """
 
+import os
+import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -164,24 +167,40 @@ def test_set_cpu_kernels_choices_and_errors(monkeypatch):
         monkeypatch.setattr(kernels, "_numba_importable", lambda: False)
         with pytest.raises(ImportError, match="Numba is not installed"):
             kernels.set_cpu_kernels("numba")
-        # the environment variable picks the first choice; an unusable one falls back quietly
-        for env, numba_ok, expected in (("numpy", True, "numpy"), ("NUMBA", True, "numba"),
-                                        ("numba", False, "numpy"), ("fortran", True, "numba"),
-                                        ("fortran", False, "numpy")):
+        # the environment variable picks the first choice; an unusable one falls back, with a warning
+        for env, numba_ok, expected, warns in (("numpy", True, "numpy", False), ("NUMBA", True, "numba", False),
+                                               ("", True, "numba", False), ("", False, "numpy", False),
+                                               ("numba", False, "numpy", True), ("fortran", True, "numba", True),
+                                               ("fortran", False, "numpy", True)):
             monkeypatch.setattr(kernels, "_numba_importable", lambda ok=numba_ok: ok)
             monkeypatch.setenv("MINITORCH_LN_CPU_KERNELS", env)
             monkeypatch.setattr(kernels, "_cpu_kernels", None)
-            assert kernels.get_cpu_kernels() == expected, (env, numba_ok)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert kernels.get_cpu_kernels() == expected, (env, numba_ok)
+            messages = [str(w.message) for w in caught]
+            assert bool(messages) == warns, (env, numba_ok, messages)
+            if warns:
+                assert "MINITORCH_LN_CPU_KERNELS" in messages[0] and repr(expected) in messages[0]
     finally:
         monkeypatch.undo()
         kernels.set_cpu_kernels(before)
 
 
-def test_without_numba_everything_runs_on_the_numpy_kernels():
-    # A fresh interpreter in which `import numba` fails: the package imports, chooses the NumPy
-    # kernels, and LayerNorm forward and backward still match the float64 math.
-    code = (
-        "import sys; sys.modules['numba'] = None\n"
+@pytest.mark.parametrize("how", ["missing", "broken"])
+def test_without_numba_everything_runs_on_the_numpy_kernels(how, tmp_path):
+    # A fresh interpreter in which `import numba` fails (missing: ImportError; broken: an installed
+    # package whose import raises RuntimeError): the package imports, chooses the NumPy kernels,
+    # and LayerNorm forward and backward still match the math.
+    env = dict(os.environ)
+    env.pop("MINITORCH_LN_CPU_KERNELS", None)
+    prelude = "import sys; sys.modules['numba'] = None\n"
+    if how == "broken":
+        (tmp_path / "numba").mkdir()
+        (tmp_path / "numba" / "__init__.py").write_text("raise RuntimeError('this numba is broken')\n")
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+        prelude = ""
+    code = prelude + (
         "import numpy as np, minitorch_ln as mt, minitorch_ln.nn.functional as F\n"
         "from minitorch_ln import kernels\n"
         "from minitorch_ln.kernels import cpu_layernorm\n"
@@ -197,6 +216,50 @@ def test_without_numba_everything_runs_on_the_numpy_kernels():
         "assert np.allclose(cpu_layernorm.layer_norm_fwd(x.detach().numpy(), None, None, 1e-5)[0], y.detach().numpy())\n"
         "print('ok', kernels.get_cpu_kernels())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok numpy"
+
+
+def test_jit_compiles_without_a_cache_where_numba_can_write_none(monkeypatch):
+    # Numba raises RuntimeError at decoration for cache=True when no folder is writable (a
+    # read-only install and home); the loops are then compiled in each process instead.
+    calls = []
+
+    def njit(cache, **options):
+        calls.append(cache)
+        if cache:
+            raise RuntimeError("cannot cache function 'f': no locator available for file 'f.py'")
+        return lambda fn: ("compiled", fn)
+
+    monkeypatch.setattr(cpu, "numba", type("FakeNumba", (), {"njit": staticmethod(njit)}))
+
+    def f():
+        pass
+
+    assert cpu._jit(f) == ("compiled", f)
+    assert calls == [True, False]
+
+
+def test_kernel_arguments_that_do_not_fit_x_are_refused(rng):
+    # The loops index without bounds checks: a wrong shape would read or write past an array.
+    x = rng.standard_normal((4, 8))
+    y, mean, rstd = cpu.layer_norm_fwd(x, None, None, 1e-5)
+    cases = [
+        (lambda: cpu.layer_norm_fwd(x, np.ones(7), np.zeros(8), 1e-5), "expected weight of shape (8,) for x of shape (4, 8), got (7,)"),
+        (lambda: cpu.layer_norm_fwd(x, np.ones(8), np.zeros(9), 1e-5), "expected bias of shape (8,)"),
+        (lambda: cpu.layer_norm_bwd(x[:3], x, None, mean, rstd), "expected dy of shape (4, 8) for x of shape (4, 8), got (3, 8)"),
+        (lambda: cpu.layer_norm_bwd(x, x, None, mean[:1], rstd), "expected mean of shape (4, 1)"),
+        (lambda: cpu.layer_norm_bwd(x, x, None, mean, rstd[:, 0]), "expected rstd of shape (4, 1)"),
+        (lambda: cpu.rms_norm_fwd(x, np.ones(3), 1e-6), "rms_norm_fwd: expected weight of shape (8,)"),
+        (lambda: cpu.rms_norm_bwd(x, x, None, rstd[:2]), "rms_norm_bwd: expected rstd of shape (4, 1)"),
+        (lambda: cpu.batch_norm_fwd_ncl(x.reshape(2, 4, 4), np.ones(3), None, 1e-5),
+         "batch_norm_fwd_ncl: expected weight of shape (4,) for x of shape (2, 4, 4), got (3,)"),
+        (lambda: cpu.batch_norm_bwd_ncl(x.reshape(2, 4, 4), x.reshape(2, 4, 4), None, mean[:2], rstd),
+         "batch_norm_bwd_ncl: expected mean of shape (4, 1)"),
+        (lambda: cpu.layer_norm_fwd(np.ones((2, 1 << 20), np.float32), np.ones(1, np.float32), None, 1e-5),
+         "expected weight of shape (1048576,)"),  # once a segmentation fault: reading 4 MB past γ
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call()

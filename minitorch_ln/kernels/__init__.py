@@ -54,6 +54,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import warnings
 
 import numpy as np
 
@@ -80,7 +81,7 @@ _cpu_impl = None
 def _numba_importable() -> bool:
     try:
         import numba  # noqa: F401
-    except ImportError:
+    except Exception:  # noqa: BLE001 - not installed, or an installation that fails to import
         return False
     return True
 
@@ -109,10 +110,14 @@ def get_cpu_kernels() -> str:
     """The CPU kernels in use: ``"numba"`` or ``"numpy"`` (see :func:`set_cpu_kernels`)."""
     if _cpu_kernels is None:
         env = os.environ.get("MINITORCH_LN_CPU_KERNELS", "").strip().lower()
-        if env in CPU_KERNELS and not (env == "numba" and not _numba_importable()):
-            set_cpu_kernels(env)
-        else:  # unset or unusable: the fastest kernels this machine has
-            set_cpu_kernels("numba" if _numba_importable() else "numpy")
+        best = "numba" if _numba_importable() else "numpy"
+        if env and env not in CPU_KERNELS:
+            warnings.warn(f"MINITORCH_LN_CPU_KERNELS: expected one of {CPU_KERNELS}, got {env!r}; using {best!r}",
+                          stacklevel=2)
+        elif env == "numba" and best == "numpy":
+            warnings.warn("MINITORCH_LN_CPU_KERNELS=numba, but Numba cannot be imported; using 'numpy'",
+                          stacklevel=2)
+        set_cpu_kernels(env if env in CPU_KERNELS and not (env == "numba" and best == "numpy") else best)
     return _cpu_kernels
 
 

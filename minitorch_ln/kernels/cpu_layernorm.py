@@ -44,7 +44,7 @@ from . import layernorm as _numpy_kernels
 
 try:  # Numba is a dependency, but the package still works (on the NumPy kernels) without it
     import numba
-except ImportError:  # pragma: no cover - exercised only where numba cannot be installed
+except Exception:  # noqa: BLE001 - not installed, or broken (an import that raises anything)
     numba = None
 
 AVAILABLE = numba is not None
@@ -63,10 +63,20 @@ def _jit(fn):
     "nnan"/"ninf", so NaN and infinity behave as in NumPy, and no "contract" (fused multiply-adds),
     whose unrounded products would make ``dxhat - mean(dxhat)`` of a one-value row non-zero.
     ``error_model="numpy"``: a division by zero gives inf/NaN, as in NumPy, not an exception.
+
+    Caching needs a writable folder: ``__pycache__`` beside this file, else Numba's user cache
+    (``NUMBA_CACHE_DIR``, ``~/.cache``). Where there is none (a read-only install and home),
+    Numba refuses ``cache=True`` and the loops are compiled anew in each process instead.
+    ``NUMBA_DISABLE_JIT=1`` runs them as plain Python, to step through in a debugger (about a
+    hundred times slower than the NumPy kernels).
     """
     if numba is None:  # pragma: no cover
         return None
-    return numba.njit(nogil=True, cache=True, fastmath={"reassoc"}, error_model="numpy")(fn)
+    options = dict(nogil=True, fastmath={"reassoc"}, error_model="numpy")
+    try:
+        return numba.njit(cache=True, **options)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(cache=False, **options)(fn)
 
 
 # ==================================================================================================
@@ -310,6 +320,22 @@ def _compiled(x) -> bool:
     return AVAILABLE and x.dtype in COMPILED_DTYPES and x.ndim == 2 and x.shape[1] > 0
 
 
+def _check(op: str, x, dy=None, weight=None, bias=None, mean=None, rstd=None, per_row: bool = False) -> None:
+    """Raise ValueError unless the arrays fit ``x``: compiled loops do not check their indices.
+
+    ``weight``/``bias`` have one value per column of ``x`` ``(N, D)`` (or per channel of an
+    ``(N, C, L)`` BatchNorm input: ``per_row``), ``dy`` has ``x``'s shape, ``mean``/``rstd`` one
+    value per row (per channel) as ``(rows, 1)``.
+    """
+    n_stats = x.shape[1] if per_row else x.shape[0]
+    n_params = x.shape[1]
+    for name, a, shape in (("dy", dy, x.shape), ("weight", weight, (n_params,)), ("bias", bias, (n_params,)),
+                           ("mean", mean, (n_stats, 1)), ("rstd", rstd, (n_stats, 1))):
+        if a is not None and tuple(a.shape) != tuple(shape):
+            raise ValueError(f"{op}: expected {name} of shape {tuple(shape)} for x of shape {tuple(x.shape)}, "
+                             f"got {tuple(a.shape)}")
+
+
 def _compiled_ncl(x) -> bool:
     """Whether BatchNorm's ``x`` ``(N, C, L)`` goes through the compiled loops (float32/64, not empty)."""
     return AVAILABLE and x.dtype in COMPILED_DTYPES and x.ndim == 3 and x.size > 0
@@ -334,6 +360,7 @@ def layer_norm_fwd(x, weight, bias, eps):
     """
     if not _compiled(x):
         return _numpy_kernels.layer_norm_fwd(x, weight, bias, eps)
+    _check("layer_norm_fwd", x, weight=weight, bias=bias)
     N, D = x.shape
     dt = x.dtype
     x = _as(x, dt)
@@ -365,6 +392,7 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
     """
     if not _compiled(x):
         return _numpy_kernels.layer_norm_bwd(dy, x, weight, mean, rstd)
+    _check("layer_norm_bwd", x, dy=dy, weight=weight, mean=mean, rstd=rstd)
     N, D = x.shape
     dt = x.dtype
     w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)
@@ -389,6 +417,7 @@ def rms_norm_fwd(x, weight, eps):
     """RMSNorm forward, compiled: ``x`` ``(N, D)``, ``weight`` ``(D,)`` or None → ``(y (N, D), rstd (N, 1))``."""
     if not _compiled(x):
         return _numpy_kernels.rms_norm_fwd(x, weight, eps)
+    _check("rms_norm_fwd", x, weight=weight)
     N, D = x.shape
     dt = x.dtype
     w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)
@@ -401,6 +430,7 @@ def rms_norm_bwd(dy, x, weight, rstd):
     """RMSNorm backward, compiled → ``(dx (N, D), dweight (D,) or None)`` (dweight in the weight's dtype)."""
     if not _compiled(x):
         return _numpy_kernels.rms_norm_bwd(dy, x, weight, rstd)
+    _check("rms_norm_bwd", x, dy=dy, weight=weight, rstd=rstd)
     N, D = x.shape
     dt = x.dtype
     w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)
@@ -423,6 +453,7 @@ def batch_norm_fwd_ncl(x, weight, bias, eps):
     """
     if not _compiled_ncl(x):
         return _numpy_kernels.batch_norm_fwd_ncl(x, weight, bias, eps)
+    _check("batch_norm_fwd_ncl", x, weight=weight, bias=bias, per_row=True)
     N, C, L = x.shape
     dt = x.dtype
     w = np.ones(C, dt) if weight is None else _as(weight, dt)                    # (C,)
@@ -440,6 +471,7 @@ def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
     """
     if not _compiled_ncl(x):
         return _numpy_kernels.batch_norm_bwd_ncl(dy, x, weight, mean, rstd)
+    _check("batch_norm_bwd_ncl", x, dy=dy, weight=weight, mean=mean, rstd=rstd, per_row=True)
     N, C, L = x.shape
     dt = x.dtype
     w = np.ones(C, dt) if weight is None else _as(weight, dt)                    # (C,)

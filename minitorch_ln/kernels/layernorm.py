@@ -36,6 +36,8 @@ rows that fit in the L2 cache and the blocks are spread over a few threads (see
 from __future__ import annotations
 
 import os
+import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -72,29 +74,57 @@ def stat_dtype(dtype) -> np.dtype:
 #      order, so the result does not depend on the number of threads.
 
 BLOCK_ELEMENTS = 1 << 16  # 65,536 values: 256 KB of float32 per temporary
+# At least this many rows per block, even when fewer fit in BLOCK_ELEMENTS: the per-block partial
+# sums of dweight/dbias, (blocks, D) each, then cost at most 1/16 of dx (at D = 100,000 a block of
+# one row each would double the backward's memory).
+MIN_BLOCK_ROWS = 16
 
 
 def _default_threads() -> int:
+    """``MINITORCH_LN_NUM_THREADS`` if it is a positive integer, else ``min(cpus, 4)``."""
+    default = max(1, min(os.cpu_count() or 1, 4))
     env = os.environ.get("MINITORCH_LN_NUM_THREADS")
-    if env and env.isdigit() and int(env) > 0:
+    if env is None:
+        return default
+    if env.strip().isdigit() and int(env) > 0:
         return int(env)
-    return max(1, min(os.cpu_count() or 1, 4))
+    warnings.warn(f"MINITORCH_LN_NUM_THREADS: expected a positive integer, got {env!r}; using {default} threads",
+                  stacklevel=2)
+    return default
 
 
 _num_threads = _default_threads()
 _pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    # A forked child has none of the parent's threads: a pool inherited from it would never run
+    # anything, so the child makes its own on first use.
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads for the CPU kernels (1 turns threading off; default ``min(cpus, 4)``,
-    or the environment variable ``MINITORCH_LN_NUM_THREADS``)."""
-    global _num_threads, _pool
+    or the environment variable ``MINITORCH_LN_NUM_THREADS``).
+
+    Safe while other threads run kernels: they finish on the pool they started with, which is
+    then dropped (its idle threads exit when it is garbage-collected).
+
+    Raises:
+        ValueError: ``n`` is not an int >= 1.
+    """
+    global _num_threads
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
-    if _pool is not None:
-        _pool.shutdown(wait=True)
-        _pool = None
-    _num_threads = n
+    with _pool_lock:
+        _num_threads = n
+        _forget_pool()
 
 
 def get_num_threads() -> int:
@@ -103,10 +133,11 @@ def get_num_threads() -> int:
 
 
 def rows_per_block(n_rows: int, row_len: int) -> int:
-    """Rows in each block: all of them for a small input, else about ``BLOCK_ELEMENTS`` values' worth."""
+    """Rows in each block: all of them for a small input, else about ``BLOCK_ELEMENTS`` values' worth
+    (at least ``MIN_BLOCK_ROWS``)."""
     if n_rows * row_len <= BLOCK_ELEMENTS:
         return max(n_rows, 1)
-    return max(1, BLOCK_ELEMENTS // max(row_len, 1))
+    return max(MIN_BLOCK_ROWS, BLOCK_ELEMENTS // max(row_len, 1))
 
 
 def row_block_runs(n_rows: int, row_len: int) -> list[list[slice]]:
@@ -127,9 +158,11 @@ def run_on_threads(fn, runs: list) -> list:
     if len(runs) == 1:
         return [fn(runs[0])]
     global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=_num_threads, thread_name_prefix="minitorch_ln-kernels")
-    return list(_pool.map(fn, runs))
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_num_threads, thread_name_prefix="minitorch_ln-kernels")
+        pool = _pool  # this call's pool, even if set_num_threads drops it meanwhile
+    return list(pool.map(fn, runs))
 
 
 def _map_row_blocks(fn, x) -> list:
