@@ -173,14 +173,14 @@ class Function:
             _check_same_device(cls, args)
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
-        grad_mode = _grad_state["enabled"]
+        grad_mode = _grad_state.enabled
         record = any_needs and grad_mode
 
-        _grad_state["enabled"] = False  # forward works on raw arrays: nothing inside records
+        _grad_state.enabled = False  # forward works on raw arrays: nothing inside records
         try:
             out = cls.forward(ctx, *raw, **kwargs)
         finally:
-            _grad_state["enabled"] = grad_mode
+            _grad_state.enabled = grad_mode
 
         multiple = isinstance(out, tuple)
         if multiple:

@@ -3,28 +3,38 @@
 from __future__ import annotations
 
 import functools
+import threading
 
-_state = {"enabled": True}
+
+class _GradState(threading.local):
+    """Whether graph recording is on, per thread (as in PyTorch): a ``no_grad`` block in one
+    thread does not switch recording off in the others. Every new thread starts with it on."""
+
+    enabled = True
+
+
+_state = _GradState()
 
 
 def is_grad_enabled() -> bool:
-    return _state["enabled"]
+    return _state.enabled
 
 
 def set_grad_enabled(mode: bool) -> None:
-    _state["enabled"] = bool(mode)
+    """Switch graph recording on or off in the calling thread."""
+    _state.enabled = bool(mode)
 
 
 class _GradMode:
     _mode: bool
 
     def __enter__(self):
-        self._prev = _state["enabled"]
-        _state["enabled"] = self._mode
+        self._prev = _state.enabled
+        _state.enabled = self._mode
         return self
 
     def __exit__(self, *exc):
-        _state["enabled"] = self._prev
+        _state.enabled = self._prev
         return False
 
     def __call__(self, fn):
