@@ -10,6 +10,7 @@ with status 1; argparse's own usage errors exit with 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 EXIT_USER_ERROR = 1
@@ -84,10 +85,14 @@ def _cmd_info(args) -> int:
     print(f"numpy        {np.__version__}")
     try:
         import numba  # noqa: PLC0415
-
-        print(f"numba        {numba.__version__}")
-    except ImportError:
+    except Exception:  # noqa: BLE001 - not installed, or an installation that fails to import
+        numba = None
+    if numba is None:
         print("numba        not installed (the CPU LayerNorm runs on the slower NumPy kernels: pip install numba)")
+    else:
+        jit_off = "; NUMBA_DISABLE_JIT is set: the loops run as plain Python, about 100x slower" \
+            if numba.config.DISABLE_JIT else ""
+        print(f"numba        {numba.__version__}{jit_off}")
     print(f"cpu kernels  {kernels.get_cpu_kernels()}, {kernels.get_num_threads()} thread(s) "
           "(MINITORCH_LN_CPU_KERNELS, MINITORCH_LN_NUM_THREADS)")
     try:
@@ -323,4 +328,9 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # the reader went away (`minitorch-ln info | head -3`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush cannot fail again
+        return 141  # 128 + SIGPIPE, as a shell reports it

@@ -73,6 +73,20 @@ def test_info_still_works(capsys, monkeypatch):
     assert "numba        not installed" in capsys.readouterr().out
 
 
+def test_a_closed_pipe_ends_quietly():
+    # `minitorch-ln info | head -1`: once the reader is gone, writes fail with EPIPE; the command
+    # stops with the shell's SIGPIPE status and no traceback.
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first write
+    try:
+        out = subprocess.run([sys.executable, "-m", "minitorch_ln", "info"], stdout=w, stderr=subprocess.PIPE,
+                             text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert out.returncode == 141, out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_every_subcommand_is_registered():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert {"info", "train", "sample", "gradcheck"} <= set(sub.choices)
