@@ -216,6 +216,30 @@ def test_large_mean_small_spread_backward_is_recentred(rng):
     assert np.all(np.abs(dx.astype(np.float64).sum(-1)) < 1e-3 * np.abs(dx).max())  # Σ_D dx = 0
 
 
+@pytest.mark.parametrize("scale", [3e19, 1e30])
+def test_float32_rows_whose_squares_overflow(scale, rng):
+    # (x - mean)² overflows float32 beyond about 1.8e19; rstd = 1/sqrt(inf) = 0 once made every
+    # such row exactly β without a word. The variance is then summed in float64, so y and dx
+    # match the float64 computation (the variance itself may exceed float32: rstd does not).
+    x = (rng.standard_normal((3, 16)) * scale).astype(np.float32)
+    x[1] = x[0]                                               # and a row that is fine: x[2] / scale
+    x[2] = (x[2] / scale).astype(np.float32)
+    w, b, dy = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32), \
+        rng.standard_normal((3, 16)).astype(np.float32)
+    y, mean, rstd = kernels.layer_norm_fwd(x, w, b, 1e-5)
+    dx, dw, db = kernels.layer_norm_bwd(dy, x, w, mean, rstd)
+    xt, wt, bt = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (x, w, b))
+    yt = torch.nn.functional.layer_norm(xt, (16,), wt, bt, 1e-5)
+    yt.backward(torch.tensor(dy.astype(np.float64)))
+    assert np.all(np.isfinite(rstd)) and np.all(rstd > 0)
+    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dx * scale, xt.grad.numpy() * scale, rtol=1e-4, atol=1e-4)   # dx ~ 1/scale
+    np.testing.assert_allclose(dw, wt.grad.numpy(), rtol=1e-4, atol=1e-4)
+    y_rms, _ = kernels.rms_norm_fwd(x, w, 1e-6)
+    np.testing.assert_allclose(y_rms, torch.nn.functional.rms_norm(xt, (16,), wt, 1e-6).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_variance_is_two_pass_not_expectation_of_squares():
     # E[x²] - E[x]² of these float32 rows cancels to garbage (even negative); two passes do not.
     x = (np.float32(3e3) + np.array([[0, 1, 2, 3]], np.float32))

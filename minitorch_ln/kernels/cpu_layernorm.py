@@ -19,7 +19,8 @@ Per row of length ``D`` (notation as in the docs)::
 The numerics are those of the NumPy kernels, which the tests hold these equal to:
 
 - the row is shifted by its first element before the two-pass variance, so a constant row has
-  deviations of exactly zero and its output is exactly ``β``;
+  deviations of exactly zero and its output is exactly ``β``; a row whose float32 squares
+  overflow (values beyond about 1e19) has its variance summed again in float64;
 - sums are taken in the input's own dtype (float32 or float64), as NumPy's and PyTorch's CPU
   kernels do; the compiler may reorder the additions (``fastmath`` "reassoc", which lets it add
   16 floats at a time) but may not assume away NaN or infinity, so a NaN still propagates;
@@ -99,8 +100,27 @@ def _row_stats(x, i, eps):
         xc = (x[i, j] - shift) - mean_shifted
         v += xc * xc
     var = v / d                         # biased: / D, not / (D - 1)
-    rstd = x.dtype.type(1) / np.sqrt(var + eps)         # eps inside the sqrt
+    if var == np.inf:                   # float32 squares overflow for |x - mean| > 1.8e19: redo in float64
+        var, rstd = _var_rstd_float64(x, i, shift, mean_shifted, eps)
+    else:
+        rstd = x.dtype.type(1) / np.sqrt(var + eps)     # eps inside the sqrt
     return shift, mean_shifted, var, rstd
+
+
+@_jit
+def _var_rstd_float64(x, i, shift, mean_shifted, eps):
+    """Row ``i``'s variance and rstd with the squares summed in float64, cast back to ``x``'s dtype.
+
+    Only for rows whose float32 sum of squares overflowed: the variance may itself exceed float32
+    (then ``var`` is inf), but ``rstd`` is representable, so ``y`` stays right instead of
+    collapsing to ``β`` (``rstd = 1/sqrt(inf) = 0``).
+    """
+    D = x.shape[1]
+    v = 0.0
+    for j in range(D):
+        xc = np.float64((x[i, j] - shift) - mean_shifted)
+        v += xc * xc
+    return x.dtype.type(v / D), x.dtype.type(1.0 / np.sqrt(v / D + eps))
 
 
 @_jit
@@ -167,7 +187,10 @@ def _rms_norm_fwd_rows(x, weight, eps, y, rstd, start, stop):
         ms = x.dtype.type(0)
         for j in range(D):
             ms += x[i, j] * x[i, j]
-        r = x.dtype.type(1) / np.sqrt(ms / d + eps)
+        if ms == np.inf:                # float32 squares overflow for |x| > 1.8e19: redo in float64
+            _, r = _var_rstd_float64(x, i, x.dtype.type(0), x.dtype.type(0), eps)
+        else:
+            r = x.dtype.type(1) / np.sqrt(ms / d + eps)
         rstd[i, 0] = r
         for j in range(D):
             y[i, j] = x[i, j] * r * weight[j]

@@ -20,7 +20,8 @@ Notation, per row of length ``D``::
 Numerics, each explained where it is done:
 
 - two-pass variance, never E[x²] - E[x]², and the rows are first shifted by their first element,
-  so that a constant row has deviations of exactly zero and its output is exactly ``bias``;
+  so that a constant row has deviations of exactly zero and its output is exactly ``bias``; a row
+  whose float32 squares overflow (values beyond about 1e19) is summed again in float64;
 - float16 input is normalized in float32: statistics, ``xhat`` and the ``dweight``/``dbias`` sums
   are float32, the output and ``dx`` are cast back to float16;
 - in backward ``xhat`` is re-centred, because the saved ``mean`` is rounded to the input's precision
@@ -221,8 +222,27 @@ def _row_stats(x, eps, sdt):
     xc -= mean_shifted                                       # (n, D)  x - mean
     var = _row_dot_mean(xc, xc)                              # (n, 1)  biased: / D, not / (D - 1)
     rstd = 1.0 / xp.sqrt(var + eps)                          # (n, 1)  eps inside the sqrt
+    _redo_overflowed_rows(xc, var, rstd, eps)
     mean = shift + mean_shifted                              # (n, 1)
     return xc, mean.astype(sdt, copy=False), var, rstd.astype(sdt, copy=False)
+
+
+def _redo_overflowed_rows(a, ms, rstd, eps) -> None:
+    """Where the float32 mean square ``ms`` of a row of ``a`` overflowed (values beyond about
+    1e19), sum its squares again in float64 and rewrite ``ms`` and ``rstd`` (in place).
+
+    ``rstd = 1/sqrt(inf) = 0`` would otherwise turn the row's output into ``β`` without a word;
+    the mean square may itself exceed float32 (it stays inf), but ``rstd`` is representable.
+    """
+    xp = get_array_module(a)
+    rows = xp.isposinf(ms[:, 0])                             # (n,)
+    if a.dtype == np.float64 or not bool(rows.any()):
+        return
+    a64 = a[rows].astype(np.float64)                         # (k, D)
+    ms64 = (a64 * a64).mean(axis=1, keepdims=True)           # (k, 1)
+    with np.errstate(over="ignore"):  # a mean square beyond float32's range stays inf, as it should
+        ms[rows] = ms64
+    rstd[rows] = 1.0 / xp.sqrt(ms64 + eps)
 
 
 def _xhat_from_stats(x, mean, rstd):
@@ -334,6 +354,18 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
     dx = xp.empty((N, D), dtype=x.dtype)                     # (N, D)
     w = xp.ones(D, dtype=sdt) if weight is None else weight.astype(sdt, copy=False)   # (D,)  γ (1 without)
 
+    # Below this rstd, rstd² underflows (float32: values beyond about 1e17 make rstd < 1e-17):
+    # the arrangement below multiplies by rstd² and would lose the third term of dx. Such rows
+    # take the plain form instead, which forms xhat first.
+    tiny_rstd = float(np.sqrt(np.finfo(sdt).tiny)) * 1e3
+
+    def tiny_rstd_rows(r, dy_r, rstd_r):
+        xhat = _xhat_from_stats(x[r], mean[r], rstd_r)                    # (n, D)
+        dxhat = dy_r * w                                                   # (n, D)
+        parts = None if weight is None else (_col_sum(dy_r * xhat), _col_sum(dy_r))   # (D,) each
+        _dx_from_dxhat(dxhat, xhat, rstd_r, out=dx[r])
+        return parts
+
     def rows(r):
         # The same formula as _xhat_from_stats and _dx_from_dxhat, arranged so that every full
         # (n, D) pass that writes is one that cannot be avoided (NumPy cannot fuse; a write pass
@@ -341,6 +373,8 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
         # would feed is a product of BLAS with an array that exists anyway, and the re-centring
         # constant c (see _xhat_from_stats) enters those sums as a per-row correction.
         dy_r, rstd_r = dy[r].astype(sdt, copy=False), rstd[r]       # (n, D), (n, 1)
+        if bool((rstd_r < tiny_rstd).any()):
+            return tiny_rstd_rows(r, dy_r, rstd_r)
         xc = xp.subtract(x[r], mean[r], dtype=sdt)           # (n, D)  x - mean (rounded mean)
         c = _row_mean(xc)                                    # (n, 1)  xhat = (xc - c) · rstd
         a = (dy_r @ w)[:, None]                              # (n, 1)  Σ dxhat,         dxhat = dy · γ
@@ -469,7 +503,9 @@ def rms_norm_fwd(x, weight, eps):
     def rows(r):
         x_r = x[r].astype(sdt, copy=False)                                    # (n, D)
         ms = _row_dot_mean(x_r, x_r)                                          # (n, 1)  mean(x²)
-        rstd[r] = 1.0 / xp.sqrt(ms + eps)                                     # (n, 1)
+        rstd_r = 1.0 / xp.sqrt(ms + eps)                                      # (n, 1)
+        _redo_overflowed_rows(x_r, ms, rstd_r, eps)
+        rstd[r] = rstd_r
         xhat = x_r * rstd[r]                                                  # (n, D)
         if weight is not None:
             xhat *= weight
