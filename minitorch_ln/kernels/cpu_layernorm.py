@@ -1,7 +1,7 @@
-"""LayerNorm forward and backward as compiled loops on the CPU: one pass per row, the math as written.
+"""LayerNorm (and RMSNorm, BatchNorm) forward and backward as compiled loops on the CPU, the math as written.
 
-Read this file next to ``docs/layernorm_backward.md`` (section 3, the compact form; section 7, why
-a compiled loop). The NumPy kernels in :mod:`minitorch_ln.kernels.layernorm` compute the same
+Read this file next to ``docs/layernorm_backward.md`` (section 3, the compact form; section 9, the
+numerics and why a compiled loop). The NumPy kernels in :mod:`minitorch_ln.kernels.layernorm` compute the same
 formulas with whole-array operations; NumPy cannot fuse them, so each operation is one more pass
 that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
 handled by a plain loop that Numba (https://numba.pydata.org) compiles to machine code, the way
@@ -21,8 +21,8 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
 - the row is shifted by its first element before the two-pass variance, so a constant row has
   deviations of exactly zero and its output is exactly ``β``; a row whose float32 squares
   overflow (values beyond about 1e19) has its variance summed again in float64;
-- sums are taken in the input's own dtype (float32 or float64), as NumPy's and PyTorch's CPU
-  kernels do; the compiler may reorder the additions (``fastmath`` "reassoc", which lets it add
+- a row's sums are taken in the input's own dtype (float32 or float64), as in the NumPy kernels
+  (BatchNorm's per-channel sums, over a whole batch, in float64); the compiler may reorder the additions (``fastmath`` "reassoc", which lets it add
   16 floats at a time) but may not assume away NaN or infinity, so a NaN still propagates;
 - the backward re-centres ``x - mean`` by its row mean ``c``, since the saved ``mean`` is rounded;
 - ``dγ``/``dβ`` are summed per block of rows and the blocks are added in order, so the result is
