@@ -1,9 +1,9 @@
 """LayerNorm (and RMSNorm, BatchNorm) forward and backward as compiled loops on the CPU, the math as written.
 
 Read this file next to ``docs/layernorm_backward.md`` (section 3, the compact form; section 9, the
-numerics and why a compiled loop). The NumPy kernels in :mod:`minitorch_ln.kernels.layernorm` compute the same
-formulas with whole-array operations; NumPy cannot fuse them, so each operation is one more pass
-that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
+numerics and why a compiled loop). The NumPy kernels in :mod:`minitorch_ln.kernels.layernorm`
+compute the same formulas with whole-array operations; NumPy cannot fuse them, so each operation
+is one more pass that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
 handled by a plain loop that Numba (https://numba.pydata.org) compiles to machine code, the way
 llm.c's ``layernorm_forward`` / ``layernorm_backward`` are written in C: the row is read a few
 times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once.
@@ -22,8 +22,9 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
   deviations of exactly zero and its output is exactly ``β``; a row whose float32 squares
   overflow (values beyond about 1e19) has its variance summed again in float64;
 - a row's sums are taken in the input's own dtype (float32 or float64), as in the NumPy kernels
-  (BatchNorm's per-channel sums, over a whole batch, in float64); the compiler may reorder the additions (``fastmath`` "reassoc", which lets it add
-  16 floats at a time) but may not assume away NaN or infinity, so a NaN still propagates;
+  (BatchNorm's per-channel sums, over a whole batch, in float64); the compiler may reorder the
+  additions (``fastmath`` "reassoc", which lets it add 16 floats at a time) but may not assume
+  away NaN or infinity, so a NaN still propagates;
 - the backward re-centres ``x - mean`` by its row mean ``c``, since the saved ``mean`` is rounded;
 - ``dγ``/``dβ`` are summed per block of rows and the blocks are added in order, so the result is
   bitwise the same on any number of threads (the blocks are those of the NumPy kernels).
@@ -369,6 +370,13 @@ def _as(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def _sum_block_rows(blocks, dtype):
+    """``(D,)``: the rows of the ``(blocks, D)`` partial sums added in block order (zeros for no rows)."""
+    if len(blocks) == 0:
+        return np.zeros(blocks.shape[1], dtype)
+    return _numpy_kernels.sum_blocks(list(blocks)).astype(dtype, copy=False)
+
+
 def _run_rows(kernel, n_rows: int, row_len: int, *args) -> None:
     """``kernel(*args, start, stop)`` over runs of whole row blocks, one run per kernel thread."""
     runs = _numpy_kernels.row_block_runs(n_rows, row_len)
@@ -428,12 +436,8 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
               dx, dweight_blocks, dbias_blocks, rows_per_block)
     if weight is None:
         return dx, None, None
-    if n_blocks == 0:  # no rows: the sums are zeros
-        return dx, np.zeros(D, weight.dtype), np.zeros(D, weight.dtype)
-    # the blocks' partial sums, added in block order (the same on any number of threads)
-    dweight = _numpy_kernels.sum_blocks(list(dweight_blocks)).astype(weight.dtype, copy=False)
-    dbias = _numpy_kernels.sum_blocks(list(dbias_blocks)).astype(weight.dtype, copy=False)
-    return dx, dweight, dbias
+    # added in block order: the same on any number of threads
+    return dx, _sum_block_rows(dweight_blocks, weight.dtype), _sum_block_rows(dbias_blocks, weight.dtype)
 
 
 def rms_norm_fwd(x, weight, eps):
@@ -464,8 +468,7 @@ def rms_norm_bwd(dy, x, weight, rstd):
               rows_per_block)
     if weight is None:
         return dx, None
-    dweight = _numpy_kernels.sum_blocks(list(dweight_blocks)) if len(dweight_blocks) else np.zeros(D, dt)
-    return dx, dweight.astype(weight.dtype, copy=False)
+    return dx, _sum_block_rows(dweight_blocks, weight.dtype)
 
 
 def batch_norm_fwd_ncl(x, weight, bias, eps):

@@ -7,8 +7,8 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
 - ``LayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel of
   :mod:`minitorch_ln.kernels` (on the CPU by default ``kernels/cpu_layernorm.py``, the formulas as
   a compiled loop over each row — the file to read beside the docs; ``kernels/layernorm.py`` is
-  the same math in whole-array NumPy, and ``kernels/cuda_layernorm.py`` on the GPU). It saves ``x``, ``weight`` and the statistics ``mean``, ``rstd``
-  ``(..., 1)`` (or only ``x`` and ``weight`` with ``recompute_stats=True``); its backward applies
+  the same math in whole-array NumPy, and ``kernels/cuda_layernorm.py`` on the GPU). It saves
+  ``x``, ``weight`` and the statistics ``mean``, ``rstd`` ``(..., 1)`` (or only ``x`` and ``weight`` with ``recompute_stats=True``); its backward applies
 - ``LayerNormBackward`` (a ``Function``): its forward is the hand-derived compact formula
 
       dx = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat)),   dxhat = dy · weight
