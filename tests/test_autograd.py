@@ -132,14 +132,16 @@ def test_grad_mode_is_per_thread_and_concurrent_backward_is_right():
     t.join()
     assert seen["child"] is True and mt.autograd.is_grad_enabled()
 
-    # eight threads, each its own graph: d/dx Σ (x_k · c)² = 2 c² x_k, worked out by hand
+    # eight threads, each its own graph: d/dx_k Σ w_k (x_k · c)² = 2 c² w_k x_k, worked out by hand
+    # (the weights w = (1, -2, 3) make the upstream gradient of the square non-uniform)
     errors, grads = [], {}
+    w = np.array([1.0, -2.0, 3.0])
 
     def work(c):
         try:
             for _ in range(20):
                 x = mt.tensor(np.arange(1.0, 4.0), requires_grad=True)
-                ((x * c) ** 2).sum().backward()
+                ((x * c) ** 2).backward(mt.tensor(w))
             grads[c] = x.grad.numpy()
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(repr(e))
@@ -151,7 +153,7 @@ def test_grad_mode_is_per_thread_and_concurrent_backward_is_right():
         th.join()
     assert errors == []
     for c, g in grads.items():
-        np.testing.assert_allclose(g, 2 * c * c * np.arange(1.0, 4.0))
+        np.testing.assert_allclose(g, 2 * c * c * w * np.arange(1.0, 4.0))
     assert mt.autograd.is_grad_enabled()
 
 
