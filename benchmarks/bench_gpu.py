@@ -163,7 +163,7 @@ def bench_layernorm_module(cp, torch, iters: int) -> None:
 
     lt = torch.nn.LayerNorm(D).cuda()
     xt = torch.tensor(x, device="cuda", requires_grad=True)
-    dyt = torch.as_tensor(dym.data, device="cuda")
+    dyt = torch.as_tensor(dym.array, device="cuda")
 
     def theirs():
         lt(xt).backward(dyt)

@@ -93,7 +93,7 @@ def saved_bytes(shape, dtype):
     out = {}
     for recompute in (False, True):
         y = F.layer_norm(x, D, w, recompute_stats=recompute)
-        out[recompute] = sum(t.data.nbytes for t in y.grad_fn.saved_tensors if t is not None)
+        out[recompute] = sum(t.array.nbytes for t in y.grad_fn.saved_tensors if t is not None)
     return out
 
 

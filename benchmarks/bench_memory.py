@@ -60,7 +60,7 @@ def torch_saved_bytes(twin, idx, targets) -> int:
 
 def our_saved_bytes(loss, params) -> int:
     """Bytes of the distinct arrays kept by the nodes of ``loss``'s graph (parameters excluded)."""
-    param_ids = {id(p.data) for p in params}
+    param_ids = {id(p.array) for p in params}
     arrays, seen, stack = {}, set(), [loss.grad_fn]
     while stack:
         node = stack.pop()
@@ -68,8 +68,8 @@ def our_saved_bytes(loss, params) -> int:
             continue
         seen.add(id(node))
         for t, _ in node._saved or ():
-            if t is not None and id(t.data) not in param_ids:
-                base = t.data if t.data.base is None else t.data.base
+            if t is not None and id(t.array) not in param_ids:
+                base = t.array if t.array.base is None else t.array.base
                 if id(base) not in param_ids:
                     arrays[id(base)] = base.nbytes
         stack.extend(edge[0] for edge in node.next_edges if edge is not None)

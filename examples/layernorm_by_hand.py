@@ -70,8 +70,8 @@ print("3. one token's input gradient, term by term")
 dy = rng.standard_normal((B, L, D)).astype(np.float32)        # a random upstream gradient
 y.backward(mt.tensor(dy))
 x2, dy2 = x_np.reshape(-1, D), dy.reshape(-1, D)               # rows (N, D), N = B·L
-_, mean, rstd = kernels.layer_norm_fwd(x2, ln.weight.data, ln.bias.data, ln.eps)
-terms = kernels.layer_norm_bwd_terms(dy2, x2, ln.weight.data, mean, rstd)
+_, mean, rstd = kernels.layer_norm_fwd(x2, ln.weight.array, ln.bias.array, ln.eps)
+terms = kernels.layer_norm_bwd_terms(dy2, x2, ln.weight.array, mean, rstd)
 np.set_printoptions(precision=3, suppress=True, linewidth=120)
 print(f"   rstd · dxhat            (directly) {terms['dx_direct'][0]}")
 print(f"   -rstd · mean(dxhat)     (via mean) {terms['dx_via_mean'][0]}")

@@ -103,7 +103,7 @@ def greedy_decode(model, src):
     with mt.no_grad():
         for _ in range(MAX_LEN + 1):
             logits = model(mt.tensor(src), mt.tensor(out))  # (B, t, V)
-            nxt = logits.data[:, -1, :].argmax(-1)  # (B,)
+            nxt = logits.array[:, -1, :].argmax(-1)  # (B,)
             out = np.concatenate([out, nxt[:, None]], axis=1)  # (B, t + 1)
     model.train()
     return out[:, 1:]

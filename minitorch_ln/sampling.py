@@ -62,7 +62,7 @@ def generate_text(model, tok: CharTokenizer, prompt: str, max_new_tokens: int, t
     model.eval()
     with no_grad():
         out = model.generate(idx, max_new_tokens, temperature=temperature, top_k=top_k)  # (1, T + new)
-    return tok.decode(backend.to_device(out.data, "cpu")[0])
+    return tok.decode(backend.to_device(out.array, "cpu")[0])
 
 
 def corpus_word_fraction(sample: str, corpus_text: str) -> float:

@@ -110,7 +110,7 @@ def _tensor_digest(arrays: "Mapping[str, np.ndarray]") -> str:
 
 def _to_numpy(name, value) -> np.ndarray:
     if isinstance(value, Tensor):
-        value = value.data
+        value = value.array
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a PyTorch tensor
         value = value.detach().cpu().numpy()
     if not hasattr(value, "dtype") or not hasattr(value, "shape"):

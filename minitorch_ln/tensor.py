@@ -32,7 +32,11 @@ class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
     Attributes:
-        data: the ``numpy.ndarray`` (CPU) or ``cupy.ndarray`` (GPU) holding the values.
+        array: the ``numpy.ndarray`` (CPU) or ``cupy.ndarray`` (GPU) holding the values: the raw
+            array, which every op and kernel inside the package works on.
+        data: as in PyTorch, a ``Tensor`` sharing ``array``'s memory, detached from the graph
+            (``requires_grad=False``), so ``p.data.mul_(0.5)`` changes ``p`` without recording;
+            assigning ``t.data = other`` replaces the values (and may change the shape).
         grad: a ``Tensor`` of the same shape once a backward pass reached this leaf, else ``None``.
         requires_grad: whether operations on this tensor are recorded for differentiation.
         grad_fn: the graph node that produced this tensor (``None`` for leaves).
@@ -50,7 +54,7 @@ class Tensor:
     name = None
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
-        self.data = _to_array(data, dtype, device)
+        self.array = _to_array(data, dtype, device)
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
@@ -67,27 +71,40 @@ class Tensor:
     def _from_op(cls, array, requires_grad=False):
         """Wrap an array produced by an op (no copy, no dtype conversion)."""
         t = cls.__new__(cls)
-        t.data = array
+        t.array = array
         t._version = [0]
         t._requires_grad = requires_grad
         return t
 
     # ---------------------------------------------------------------- properties
     @property
+    def data(self) -> "Tensor":
+        # As torch.Tensor.data: shares memory, no history; unlike detach() it has a version
+        # counter of its own, so a change through it is not seen by autograd's version check.
+        return Tensor._from_op(self.array)
+
+    @data.setter
+    def data(self, value) -> None:
+        arr = value.array if isinstance(value, Tensor) else value
+        if not hasattr(arr, "dtype") or not hasattr(arr, "shape"):
+            raise TypeError(f"Tensor.data must be set to a Tensor or an array, got {type(value).__name__}")
+        self.array = arr
+
+    @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self.array.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self.array.dtype
 
     @property
     def device(self) -> backend.Device:
-        return backend.device_of(self.data)
+        return backend.device_of(self.array)
 
     @property
     def is_leaf(self) -> bool:
@@ -124,7 +141,7 @@ class Tensor:
         return self.shape if dim is None else self.shape[dim]
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self.array.size)
 
     def dim(self) -> int:
         return self.ndim
@@ -138,24 +155,24 @@ class Tensor:
     def item(self):
         if self.numel() != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape {tuple(self.shape)}")
-        return self.data.reshape(()).item()
+        return self.array.reshape(()).item()
 
     def tolist(self):
-        return backend.to_device(self.data, "cpu").tolist()  # fine with requires_grad, as in PyTorch
+        return backend.to_device(self.array, "cpu").tolist()  # fine with requires_grad, as in PyTorch
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (copied from the GPU when needed; shares memory on the CPU)."""
         if self.requires_grad:
             raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
-        return backend.to_device(self.data, "cpu")
+        return backend.to_device(self.array, "cpu")
 
     def __array__(self, dtype=None, copy=None):
-        arr = backend.to_device(self.data, "cpu")
+        arr = backend.to_device(self.array, "cpu")
         return arr.astype(dtype) if dtype is not None else arr
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's data, with no history (and ``requires_grad=False``)."""
-        t = Tensor._from_op(self.data)
+        t = Tensor._from_op(self.array)
         t._version = self._version
         return t
 
@@ -242,7 +259,7 @@ class Tensor:
     # ---------------------------------------------------------------- printing
     def __repr__(self) -> str:
         body = np.array2string(
-            backend.to_device(self.data, "cpu"), separator=", ", prefix="tensor(", precision=4, threshold=200
+            backend.to_device(self.array, "cpu"), separator=", ", prefix="tensor(", precision=4, threshold=200
         )
         extras = []
         if self.device.type != "cpu":
@@ -540,7 +557,7 @@ class Tensor:
         """
         self._check_inplace(what)
         if is_grad_enabled():
-            old = Tensor._from_op(self.data, requires_grad=self.requires_grad)
+            old = Tensor._from_op(self.array, requires_grad=self.requires_grad)
             old.grad_fn, old._output_nr, old._version = self.grad_fn, self._output_nr, self._version
             old._accumulator = self._accumulator
             result = result_fn(old)
@@ -551,8 +568,8 @@ class Tensor:
                 f"{what}: the result has shape {tuple(result.shape)}, which does not fit the in-place "
                 f"target of shape {tuple(self.shape)}"
             )
-        xp = backend.get_array_module(self.data)
-        xp.copyto(self.data, result.data, casting="unsafe")
+        xp = backend.get_array_module(self.array)
+        xp.copyto(self.array, result.array, casting="unsafe")
         self._version[0] += 1
         if result.requires_grad:
             self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
@@ -578,7 +595,7 @@ class Tensor:
         return self._inplace("masked_fill_", lambda s: _ops().masked_fill(s, mask, value))
 
     def _everywhere(self) -> "Tensor":
-        return Tensor._from_op(backend.get_array_module(self.data).ones(self.shape, dtype=bool))
+        return Tensor._from_op(backend.get_array_module(self.array).ones(self.shape, dtype=bool))
 
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else Tensor(src, dtype=self.dtype, device=self.device)
@@ -592,7 +609,7 @@ class Tensor:
             # a non-leaf's history must be cut (its old values get a zero gradient)
             return self._inplace("fill_", lambda s: _ops().masked_fill(s, self._everywhere(), value))
         self._check_inplace("fill_")
-        self.data.fill(value)
+        self.array.fill(value)
         self._version[0] += 1
         return self
 
@@ -602,14 +619,14 @@ class Tensor:
     def uniform_(self, a=0.0, b=1.0):
         self._check_inplace("uniform_")
         gen = backend.generator(self.device)
-        self.data[...] = gen.uniform(a, b, size=self.shape).astype(self.dtype)
+        self.array[...] = gen.uniform(a, b, size=self.shape).astype(self.dtype)
         self._version[0] += 1
         return self
 
     def normal_(self, mean=0.0, std=1.0):
         self._check_inplace("normal_")
         gen = backend.generator(self.device)
-        self.data[...] = (gen.standard_normal(size=self.shape) * std + mean).astype(self.dtype)
+        self.array[...] = (gen.standard_normal(size=self.shape) * std + mean).astype(self.dtype)
         self._version[0] += 1
         return self
 
@@ -632,7 +649,7 @@ def _scaled(other, alpha):
 def _to_array(data, dtype=None, device=None):
     """Turn ``data`` (Tensor, array, nested lists, scalar) into an array of ``dtype`` on ``device``."""
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     dt = backend.as_dtype(dtype) if dtype is not None else None
     xp = backend.get_array_module(data)
     if xp is np and not isinstance(data, np.ndarray):
@@ -678,7 +695,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
     Python floats become float32 and ints int64 unless ``dtype`` is given (as ``torch.tensor``).
     """
-    src = data.data if isinstance(data, Tensor) else data
+    src = data.array if isinstance(data, Tensor) else data
     arr = _to_array(src, dtype, device)
     if arr is src:
         arr = arr.copy()

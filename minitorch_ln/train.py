@@ -171,7 +171,7 @@ def build_scheduler(optimizer, cfg: TrainConfig):
 def unigram_baseline(dataset: TokenDataset, eval_batches, vocab_size: int) -> float:
     """Held-out cross-entropy (nats/char) of predicting each character by its training frequency,
     on exactly the characters the model's held-out loss is measured on."""
-    targets = np.concatenate([backend.to_device(y.data, "cpu").reshape(-1) for _, y in eval_batches])
+    targets = np.concatenate([backend.to_device(y.array, "cpu").reshape(-1) for _, y in eval_batches])
     return dataset.unigram_loss(targets, vocab_size)
 
 
@@ -598,8 +598,8 @@ def _report(summary, model, tok, corpus, cfg, out_dir, metrics_path, sample_char
 def _nonfinite_parameter(model) -> "str | None":
     """The name of the first parameter holding NaN/Inf, or None."""
     for name, p in model.named_parameters():
-        xp = backend.get_array_module(p.data)
-        if not bool(xp.isfinite(p.data).all()):
+        xp = backend.get_array_module(p.array)
+        if not bool(xp.isfinite(p.array).all()):
             return name
     return None
 

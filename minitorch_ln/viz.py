@@ -79,7 +79,7 @@ class GradNormRecorder:
 
 def _norm_hook(node, i):
     def hook(grad):
-        data = grad.data
+        data = grad.array
         xp = backend.get_array_module(data)
         node._viz_grad_norms[i] = float(xp.sqrt((data.astype(np.float64) ** 2).sum()))
         return None
@@ -176,7 +176,7 @@ def _fmt_shape(shape) -> str:
 
 
 def _fmt_values(t: Tensor) -> str:
-    arr = np.asarray(backend.to_device(t.data, "cpu"))
+    arr = np.asarray(backend.to_device(t.array, "cpu"))
     return np.array2string(arr, precision=3, threshold=6, edgeitems=2, suppress_small=True,
                            max_line_width=40)
 
@@ -476,7 +476,7 @@ def _example_graphs(op, shape, dtype, eps):
     def leaf(name, *size):
         # the same values for both graphs, but separate leaves, so each graph keeps its own gradients
         if name not in arrays:
-            arrays[name] = randn(*size, dtype=dtype).data
+            arrays[name] = randn(*size, dtype=dtype).array
         t = Tensor(arrays[name].copy(), requires_grad=True)
         t.name = name
         return t

@@ -175,6 +175,6 @@ def run_ours(op, arrays, device, seed=0):
             total = term if total is None else total + term
     if total is not None:
         total.backward()
-    out_np = [np.asarray(o.detach().cpu().data) for o in outs]
-    grads = [np.asarray(t.grad.cpu().data) if t.grad is not None else None for t in tensors]
+    out_np = [np.asarray(o.detach().cpu().array) for o in outs]
+    grads = [np.asarray(t.grad.cpu().array) if t.grad is not None else None for t in tensors]
     return out_np, grads

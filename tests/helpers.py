@@ -31,7 +31,7 @@ def to_torch(a, requires_grad=False, device="cpu"):
 
 def to_numpy(x):
     if isinstance(x, mt.Tensor):
-        return np.asarray(x.detach().cpu().data)
+        return np.asarray(x.detach().cpu().array)
     return x.detach().cpu().numpy()
 
 

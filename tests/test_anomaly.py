@@ -116,7 +116,7 @@ def test_check_forward_raises_at_the_op_and_lets_minus_inf_masks_through():
     x = mt.tensor([1.0, -1.0], requires_grad=True)
     with detect_anomaly(check_forward=True):
         masked = x.masked_fill(mt.tensor([False, True]), float("-inf"))  # legitimate -inf: no error
-        assert masked.softmax(-1).data[1] == 0
+        assert masked.softmax(-1).array[1] == 0
         with pytest.raises(AnomalyError, match="turned finite inputs into NaN in its forward") as info:
             x.sqrt()
     assert info.value.op == "Sqrt" and info.value.node is None
@@ -127,7 +127,7 @@ def test_without_detect_anomaly_nothing_is_recorded_or_raised():
     y = x.log()
     assert y.grad_fn.creation_trace is None
     y.sum().backward()
-    assert np.isinf(x.grad.data[0])
+    assert np.isinf(x.grad.array[0])
     assert not is_anomaly_enabled()
 
 
@@ -138,7 +138,7 @@ def test_context_restores_state_nests_and_decorates():
         with detect_anomaly(check_nan=False):
             x = mt.tensor([0.0], requires_grad=True)
             x.log().sum().backward()  # check_nan=False: records, does not raise
-            assert np.isinf(x.grad.data[0])
+            assert np.isinf(x.grad.array[0])
         assert is_anomaly_enabled()
     assert not is_anomaly_enabled()
 
@@ -209,7 +209,7 @@ def test_explain_nonfinite_prefers_a_nan_weight_over_a_legitimate_minus_inf_mask
     cfg = nn.GPTConfig.preset("tiny", vocab_size=20, n_layer=1, block_size=8)
     model = nn.GPT(cfg)
     with mt.no_grad():
-        model.blocks[0].linear1.weight.data[0, 0] = float("nan")
+        model.blocks[0].linear1.weight.array[0, 0] = float("nan")
     idx = mt.randint(0, 20, (2, 8))
     with detect_anomaly():
         _, loss = model(idx, idx)

@@ -92,16 +92,16 @@ def test_sdpa_fully_masked_row_gives_zeros_and_zero_grad(rng):
     allowed[0, 1] = False  # query 1 of batch 0 may attend to nothing
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mt.tensor(allowed))
     (out * mt.tensor(randn(rng, 2, 3, 3))).sum().backward()
-    assert np.all(out.data[0, 1] == 0)
-    assert np.all(q.grad.data[0, 1] == 0)
+    assert np.all(out.array[0, 1] == 0)
+    assert np.all(q.grad.array[0, 1] == 0)
     for t in (out, q.grad, k.grad, v.grad):
-        assert np.all(np.isfinite(t.data))
+        assert np.all(np.isfinite(t.array))
     # the other rows are untouched by the masked one: equal to PyTorch on the same inputs
-    ref = TF.scaled_dot_product_attention(*(torch.from_numpy(t.data) for t in (q, k, v)),
+    ref = TF.scaled_dot_product_attention(*(torch.from_numpy(t.array) for t in (q, k, v)),
                                           attn_mask=torch.from_numpy(allowed))
     keep = np.ones((2, 3), dtype=bool)
     keep[0, 1] = False
-    np.testing.assert_allclose(out.data[keep], ref.numpy()[keep], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.array[keep], ref.numpy()[keep], rtol=1e-12, atol=1e-12)
 
 
 def test_sdpa_dropout_scales_kept_weights(rng):
@@ -110,13 +110,13 @@ def test_sdpa_dropout_scales_kept_weights(rng):
     eye = mt.tensor(np.eye(S))  # value = identity: the output *is* the (dropped-out) weight matrix
     p = 0.3
     mt.manual_seed(5)
-    out = F.scaled_dot_product_attention(q, k, eye, dropout_p=p).data
-    weights = F.scaled_dot_product_attention(q, k, eye).data
+    out = F.scaled_dot_product_attention(q, k, eye, dropout_p=p).array
+    weights = F.scaled_dot_product_attention(q, k, eye).array
     kept = out != 0
     np.testing.assert_allclose(out[kept], weights[kept] / (1 - p), rtol=1e-12)
     assert abs((~kept).mean() - p) < 0.05
     mt.manual_seed(5)
-    np.testing.assert_array_equal(F.scaled_dot_product_attention(q, k, eye, dropout_p=p).data, out)
+    np.testing.assert_array_equal(F.scaled_dot_product_attention(q, k, eye, dropout_p=p).array, out)
 
 
 def test_causal_mask_is_cached_and_sliced():
@@ -134,13 +134,13 @@ def test_sdpa_causal_output_ignores_later_positions(L, E, t, seed):
     t = t % L
     r = np.random.default_rng(seed)
     q, k, v = (r.standard_normal((2, L, E)) for _ in range(3))
-    out1 = F.scaled_dot_product_attention(mt.tensor(q), mt.tensor(k), mt.tensor(v), is_causal=True).data
+    out1 = F.scaled_dot_product_attention(mt.tensor(q), mt.tensor(k), mt.tensor(v), is_causal=True).array
     k2, v2 = k.copy(), v.copy()
     k2[:, t + 1 :] = r.standard_normal(k2[:, t + 1 :].shape) * 10
     v2[:, t + 1 :] = r.standard_normal(v2[:, t + 1 :].shape) * 10
     q2 = q.copy()
     q2[:, t + 1 :] += 1.0
-    out2 = F.scaled_dot_product_attention(mt.tensor(q2), mt.tensor(k2), mt.tensor(v2), is_causal=True).data
+    out2 = F.scaled_dot_product_attention(mt.tensor(q2), mt.tensor(k2), mt.tensor(v2), is_causal=True).array
     np.testing.assert_array_equal(out1[:, : t + 1], out2[:, : t + 1])
 
 
@@ -154,14 +154,14 @@ def test_sdpa_property_rows_are_convex_combinations(shape, seed, density):
     v = r.standard_normal((B, S, E))
     allowed = r.random((B, L, S)) < density
     eye = np.broadcast_to(np.eye(S), (B, S, S))
-    w = F.scaled_dot_product_attention(mt.tensor(q), mt.tensor(k), mt.tensor(eye), attn_mask=mt.tensor(allowed)).data
+    w = F.scaled_dot_product_attention(mt.tensor(q), mt.tensor(k), mt.tensor(eye), attn_mask=mt.tensor(allowed)).array
     assert np.all(np.isfinite(w)) and np.all(w >= 0)
     assert np.all(w[~allowed] == 0)
     sums = w.sum(-1)
     any_allowed = allowed.any(-1)
     np.testing.assert_allclose(sums[any_allowed], 1.0, rtol=1e-12)
     assert np.all(sums[~any_allowed] == 0)
-    out = F.scaled_dot_product_attention(mt.tensor(q), mt.tensor(k), mt.tensor(v), attn_mask=mt.tensor(allowed)).data
+    out = F.scaled_dot_product_attention(mt.tensor(q), mt.tensor(k), mt.tensor(v), attn_mask=mt.tensor(allowed)).array
     np.testing.assert_allclose(out, w @ v, rtol=1e-10, atol=1e-12)
 
 
@@ -274,8 +274,8 @@ def test_mha_need_weights_false_and_causal(rng):
     xt = mt.tensor(x)
     a = ours(xt, xt, xt, is_causal=True)
     b = ours(xt, xt, xt, attn_mask=mt.tensor(causal))
-    np.testing.assert_allclose(a[0].data, b[0].data, rtol=1e-13, atol=1e-13)
-    np.testing.assert_allclose(a[1].data, b[1].data, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(a[0].array, b[0].array, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(a[1].array, b[1].array, rtol=1e-13, atol=1e-13)
 
 
 def test_mha_unbatched_matches_torch(rng):
@@ -288,24 +288,24 @@ def test_mha_unbatched_matches_torch(rng):
 def test_mha_fully_masked_key_padding_is_zero_and_finite(rng):
     """Batch 1 masks every key: its output is out_proj's bias, its gradient zero, nobody gets NaN."""
     ours = MultiheadAttention(E, H, batch_first=True)
-    ours.in_proj_bias.data[:] = rng.standard_normal(3 * E)
-    ours.out_proj.bias.data[:] = rng.standard_normal(E)
+    ours.in_proj_bias.array[:] = rng.standard_normal(3 * E)
+    ours.out_proj.bias.array[:] = rng.standard_normal(E)
     x = mt.tensor(randn(rng, B, L, E).astype(np.float32), requires_grad=True)
     kpm = np.zeros((B, L), dtype=bool)
     kpm[1] = True
     out, w = ours(x, x, x, key_padding_mask=mt.tensor(kpm))
     (out * mt.tensor(randn(rng, B, L, E).astype(np.float32))).sum().backward()
-    np.testing.assert_allclose(out.data[1], np.broadcast_to(ours.out_proj.bias.data, (L, E)), rtol=1e-6)
-    assert np.all(w.data[1] == 0)
-    assert np.all(x.grad.data[1] == 0)
+    np.testing.assert_allclose(out.array[1], np.broadcast_to(ours.out_proj.bias.array, (L, E)), rtol=1e-6)
+    assert np.all(w.array[1] == 0)
+    assert np.all(x.grad.array[1] == 0)
     for p in [x.grad] + [p.grad for p in ours.parameters()]:
-        assert np.all(np.isfinite(p.data))
+        assert np.all(np.isfinite(p.array))
     # the other batch elements agree with PyTorch
     theirs = torch.nn.MultiheadAttention(E, H, batch_first=True)
     theirs.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in ours.state_dict().items()})
-    xt = torch.from_numpy(x.data)
+    xt = torch.from_numpy(x.array)
     ref = theirs(xt, xt, xt, key_padding_mask=torch.from_numpy(kpm))[0].detach().numpy()
-    np.testing.assert_allclose(out.data[[0, 2]], ref[[0, 2]], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.array[[0, 2]], ref[[0, 2]], rtol=1e-5, atol=1e-6)
 
 
 def test_mha_state_dict_and_init_mirror_torch():
@@ -315,9 +315,9 @@ def test_mha_state_dict_and_init_mirror_torch():
         k: tuple(v.shape) for k, v in theirs.state_dict().items()}
     m = MultiheadAttention(64, 4)
     bound = np.sqrt(6 / (64 + 3 * 64))  # xavier_uniform on (3E, E)
-    w = m.in_proj_weight.data
+    w = m.in_proj_weight.array
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
-    assert np.all(m.in_proj_bias.data == 0) and np.all(m.out_proj.bias.data == 0)
+    assert np.all(m.in_proj_bias.array == 0) and np.all(m.out_proj.bias.array == 0)
     assert type(m.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
     sep = MultiheadAttention(8, 2, kdim=3, vdim=5)
     assert sep.in_proj_weight is None and tuple(sep.k_proj_weight.shape) == (8, 3)
@@ -346,8 +346,8 @@ def test_mha_causal_output_ignores_later_positions(t, seed):
     x = r.standard_normal((2, 5, 6))
     x2 = x.copy()
     x2[:, t + 1 :] = r.standard_normal(x2[:, t + 1 :].shape) * 5
-    a = m(mt.tensor(x), mt.tensor(x), mt.tensor(x), is_causal=True)[0].data
-    b = m(mt.tensor(x2), mt.tensor(x2), mt.tensor(x2), is_causal=True)[0].data
+    a = m(mt.tensor(x), mt.tensor(x), mt.tensor(x), is_causal=True)[0].array
+    b = m(mt.tensor(x2), mt.tensor(x2), mt.tensor(x2), is_causal=True)[0].array
     np.testing.assert_allclose(a[:, : t + 1], b[:, : t + 1], rtol=1e-13, atol=1e-13)
 
 
@@ -357,11 +357,11 @@ def test_mha_dropout_only_in_training(rng):
     m.eval()
     a = m(x, x, x)
     b = m(x, x, x)
-    np.testing.assert_array_equal(a[0].data, b[0].data)
+    np.testing.assert_array_equal(a[0].array, b[0].array)
     m.train()
     _, w = m(x, x, x, average_attn_weights=False)
-    vals = w.data[w.data != 0]
-    assert (w.data == 0).mean() > 0.3  # dropped weights are returned as zeros (PyTorch returns them dropped too)
+    vals = w.array[w.array != 0]
+    assert (w.array == 0).mean() > 0.3  # dropped weights are returned as zeros (PyTorch returns them dropped too)
     assert vals.max() > 1.0 / L  # kept ones scaled by 1 / (1 - p)
 
 

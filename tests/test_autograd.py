@@ -199,9 +199,9 @@ def test_mixed_devices_error_names_both(monkeypatch):
         pass
 
     a, b = mt.tensor([1.0]), mt.tensor([2.0])
-    b.data = b.data.view(FakeGPUArray)
+    b.array = b.array.view(FakeGPUArray)
     real = backend.device_of
-    monkeypatch.setattr(backend, "device_of", lambda arr: backend.Device("cuda:0") if arr is b.data else real(arr))
+    monkeypatch.setattr(backend, "device_of", lambda arr: backend.Device("cuda:0") if arr is b.array else real(arr))
     with pytest.raises(RuntimeError, match="cpu and cuda:0"):
         a * b
 

@@ -260,7 +260,7 @@ def test_adam_multi_tensor_matches_cpu_adam(emulator, monkeypatch, dtype, opts, 
     shapes = [(3, 200), (5,), (1001,)]
     params = [mt.nn.Parameter(mt.tensor(rng.standard_normal(s), dtype=dtype)) for s in shapes]
     opt = mt.optim.Adam(params, lr=1e-2, **opts)
-    arrays = [p.data.copy() for p in params]
+    arrays = [p.array.copy() for p in params]
     m, v, vmax = ([np.zeros(s, dtype) for s in shapes] for _ in range(3))
     for step in (1, 2, 3):
         grads = [rng.standard_normal(s).astype(dtype) for s in shapes]
@@ -274,10 +274,10 @@ def test_adam_multi_tensor_matches_cpu_adam(emulator, monkeypatch, dtype, opts, 
         )
     tol = 1e-6 if dtype == np.float32 else 1e-14
     for p, a, st_m in zip(params, arrays, m):
-        assert rel_err(a, p.data) < tol
+        assert rel_err(a, p.array) < tol
     for p, st_m, st_v in zip(params, m, v):
-        assert rel_err(st_m, opt.state[p]["exp_avg"].data) < tol
-        assert rel_err(st_v, opt.state[p]["exp_avg_sq"].data) < tol
+        assert rel_err(st_m, opt.state[p]["exp_avg"].array) < tol
+        assert rel_err(st_v, opt.state[p]["exp_avg_sq"].array) < tol
     blocks = [rec for rec in emulator.launches if rec[0].startswith("adam_multi")][-1][1][0]
     assert blocks == 2 * 8 < sum(-(-int(np.prod(s)) // 64) for s in shapes)
 

@@ -159,7 +159,7 @@ def test_get_batch_targets_are_inputs_shifted(batch_size, block_size, seed):
     assert x.shape == y.shape == (batch_size, block_size)
     assert x.dtype == y.dtype == np.int64
     train = ds.splits["train"]
-    for row_x, row_y in zip(x.data, y.data):
+    for row_x, row_y in zip(x.array, y.array):
         # each row is a window of the training split, and y is x moved on by one token
         starts = [s for s in range(len(train) - block_size) if (train[s:s + block_size] == row_x).all()]
         assert any((train[s + 1:s + block_size + 1] == row_y).all() for s in starts)
@@ -168,10 +168,10 @@ def test_get_batch_targets_are_inputs_shifted(batch_size, block_size, seed):
 def test_get_batch_is_seeded():
     ds = TokenDataset(np.arange(1000))
     mt.manual_seed(3)
-    a = ds.get_batch("train", 4, 8)[0].data
+    a = ds.get_batch("train", 4, 8)[0].array
     mt.manual_seed(3)
-    b = ds.get_batch("train", 4, 8)[0].data
-    c = ds.get_batch("train", 4, 8)[0].data
+    b = ds.get_batch("train", 4, 8)[0].array
+    c = ds.get_batch("train", 4, 8)[0].array
     assert (a == b).all() and not (a == c).all()
 
 
@@ -179,8 +179,8 @@ def test_eval_batches_are_fixed_and_cover_the_split():
     ds = TokenDataset(np.arange(1000))
     b1 = ds.eval_batches(4, 8, 3)
     b2 = ds.eval_batches(4, 8, 3)
-    assert len(b1) == 3 and all((x1.data == x2.data).all() for (x1, _), (x2, _) in zip(b1, b2))
-    firsts = np.concatenate([x.data[:, 0] for x, _ in b1])
+    assert len(b1) == 3 and all((x1.array == x2.array).all() for (x1, _), (x2, _) in zip(b1, b2))
+    firsts = np.concatenate([x.array[:, 0] for x, _ in b1])
     assert firsts[0] == 900 and firsts[-1] == 1000 - 9  # first and last possible windows
 
 

@@ -70,9 +70,9 @@ def test_structure_names_and_parameter_count():
     assert ours.num_parameters() == expected == theirs.num_parameters()
     assert ours.lm_head.bias is None
     # GPT-2 initialisation: residual projections scaled by 1/sqrt(2 n_layer)
-    assert np.std(ours.blocks[0].linear2.weight.data) == pytest.approx(0.02 / 2, rel=0.2)
-    assert np.std(ours.tok_emb.weight.data) == pytest.approx(0.02, rel=0.2)
-    assert np.all(ours.blocks[1].self_attn.in_proj_bias.data == 0)
+    assert np.std(ours.blocks[0].linear2.weight.array) == pytest.approx(0.02 / 2, rel=0.2)
+    assert np.std(ours.tok_emb.weight.array) == pytest.approx(0.02, rel=0.2)
+    assert np.all(ours.blocks[1].self_attn.in_proj_bias.array == 0)
 
 
 def test_tied_weights_appear_once():
@@ -99,7 +99,7 @@ def test_torch_twin_copies_weights(rng):
     model = GPT(small_config()).double()
     twin = torch_twin(model)
     idx = rng.integers(0, V, (2, 5))
-    np.testing.assert_allclose(model(mt.tensor(idx)).data, twin(torch.from_numpy(idx)).detach().numpy(), rtol=1e-10,
+    np.testing.assert_allclose(model(mt.tensor(idx)).array, twin(torch.from_numpy(idx)).detach().numpy(), rtol=1e-10,
                                atol=1e-12)
 
 
@@ -118,7 +118,7 @@ def test_logits_at_t_ignore_later_tokens(t, seed):
     idx = r.integers(0, V, (2, BLOCK))
     idx2 = idx.copy()
     idx2[:, t + 1 :] = r.integers(0, V, idx2[:, t + 1 :].shape)
-    a, b = model(mt.tensor(idx)).data, model(mt.tensor(idx2)).data
+    a, b = model(mt.tensor(idx)).array, model(mt.tensor(idx2)).array
     np.testing.assert_allclose(a[:, : t + 1], b[:, : t + 1], rtol=1e-12, atol=1e-12)
 
 
@@ -166,10 +166,10 @@ def test_generate_greedy_is_argmax_of_forward(rng):
     model = GPT(small_config())
     model.eval()
     idx = rng.integers(0, V, (3, 4))
-    out = model.generate(mt.tensor(idx), 1, temperature=0).data
-    np.testing.assert_array_equal(out[:, -1], model(mt.tensor(idx)).data[:, -1].argmax(-1))
-    np.testing.assert_array_equal(model.generate(mt.tensor(idx), 3, top_k=1).data,
-                                  model.generate(mt.tensor(idx), 3, temperature=0).data)
+    out = model.generate(mt.tensor(idx), 1, temperature=0).array
+    np.testing.assert_array_equal(out[:, -1], model(mt.tensor(idx)).array[:, -1].argmax(-1))
+    np.testing.assert_array_equal(model.generate(mt.tensor(idx), 3, top_k=1).array,
+                                  model.generate(mt.tensor(idx), 3, temperature=0).array)
 
 
 def test_sampler_follows_softmax_and_top_k():

@@ -221,7 +221,7 @@ def test_factories_and_moves(rng):
                  lambda: mt.eye(3, device="cuda"), lambda: mt.tensor([1.0, 2.0], device="cuda"),
                  lambda: mt.randint(0, 5, (4,), device="cuda"), lambda: mt.zeros_like(mt.ones(2, device="cuda"))):
         t = make()
-        assert t.device == "cuda:0" and type(t.data).__module__.startswith("cupy")
+        assert t.device == "cuda:0" and type(t.array).__module__.startswith("cupy")
     a = mt.tensor(rng.standard_normal(4).astype(np.float32), requires_grad=True)
     b = a.cuda()
     assert b.device == "cuda:0" and a.to("cuda").device == "cuda:0"

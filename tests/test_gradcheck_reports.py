@@ -77,8 +77,8 @@ def make_layer_norm(plant=None, combine=None):
             x, weight, mean, rstd = ctx.saved_tensors
             D = x.shape[-1]
             sdt = mean.dtype
-            t = terms_fn(dy.data.reshape(-1, D).astype(sdt), x.data.reshape(-1, D).astype(sdt),
-                         weight.data.astype(sdt), mean.data, rstd.data)
+            t = terms_fn(dy.array.reshape(-1, D).astype(sdt), x.array.reshape(-1, D).astype(sdt),
+                         weight.array.astype(sdt), mean.array, rstd.array)
             dx = t["dx"] if combine is None else combine(t)
             return (Tensor._from_op(dx.astype(x.dtype).reshape(x.shape)),
                     Tensor._from_op(t["dweight"].astype(weight.dtype)), Tensor._from_op(t["dbias"].astype(weight.dtype)))
@@ -132,9 +132,9 @@ def test_a_planted_wrong_term_is_named(plant):
 def test_a_wrong_combination_of_right_terms_is_told_apart():
     x, w, b = ln_inputs()
     dy = np.random.default_rng(3).standard_normal(x.shape)
-    x2, mean = x.data.reshape(-1, 4), x.data.reshape(-1, 4).mean(1, keepdims=True)
+    x2, mean = x.array.reshape(-1, 4), x.array.reshape(-1, 4).mean(1, keepdims=True)
     rstd = 1 / np.sqrt(((x2 - mean) ** 2).mean(1, keepdims=True) + 1e-5)
-    t = K.layer_norm_bwd_terms(dy.reshape(-1, 4), x2, w.data, mean, rstd)
+    t = K.layer_norm_bwd_terms(dy.reshape(-1, 4), x2, w.array, mean, rstd)
     report = check_layer_norm_terms(x, w, b, dy=dy, dx=t["dx_direct"] + t["dx_via_mean"])  # term 3 dropped
     assert report.failed == [] and not report.ok
     assert "the bug is in how the backward combines them" in str(report)
@@ -147,8 +147,8 @@ def test_terms_against_pytorch_detached_statistics():
         x, w, b = ln_inputs((3, 5), dtype=dtype, offset=1.0, seed=4)
         dy = np.random.default_rng(5).standard_normal((3, 5))
         report = check_layer_norm_terms(x, w, b, dy=dy)
-        xt = torch.tensor(x.data.astype(np.float64), requires_grad=True)
-        wt, bt, dyt = (torch.tensor(a.astype(np.float64)) for a in (w.data, b.data, dy))
+        xt = torch.tensor(x.array.astype(np.float64), requires_grad=True)
+        wt, bt, dyt = (torch.tensor(a.astype(np.float64)) for a in (w.array, b.array, dy))
 
         def grad_of(mean_free, rstd_free, direct=True):
             xt.grad = None
@@ -210,8 +210,8 @@ def make_fused_layer_norm(plant=None):
         def backward(ctx, dy):
             x, weight, mean, rstd = ctx.saved_tensors
             D = x.shape[-1]
-            dx, dweight, dbias = copied_layer_norm_bwd_fused(dy.data.reshape(-1, D), x.data.reshape(-1, D),
-                                                             weight.data, mean.data, rstd.data, plant)
+            dx, dweight, dbias = copied_layer_norm_bwd_fused(dy.array.reshape(-1, D), x.array.reshape(-1, D),
+                                                             weight.array, mean.array, rstd.array, plant)
             return tuple(Tensor._from_op(a) for a in (dx.reshape(x.shape), dweight, dbias))
 
     return FusedCopy.apply
@@ -266,7 +266,7 @@ def test_failure_table_lists_worst_entries_per_input():
     row = err.worst[0]
     assert abs(row["analytical"] - row["numerical"]) == pytest.approx(row["abs_err"])
     # the worst row's numerical value is xhat of that output element (∂y/∂γ = xhat)
-    xr = x.data[row["output_index"][0]]
+    xr = x.array[row["output_index"][0]]
     xhat = (xr - xr.mean()) / np.sqrt(xr.var() + 1e-5)
     assert row["numerical"] == pytest.approx(xhat[row["output_index"][1]], abs=1e-6)
 
@@ -298,7 +298,7 @@ def test_a_fixed_tolerance_check_fails_the_same_correct_float32_layer_norm():
     with pytest.warns(UserWarning, match="not float64"):
         assert not gradcheck(make_layer_norm(), (x, w, b), raise_exception=False)
     torch = pytest.importorskip("torch")  # PyTorch's own gradcheck agrees that float32 fails it
-    tx, tw, tb = (torch.tensor(t.data, requires_grad=True) for t in (x, w, b))
+    tx, tw, tb = (torch.tensor(t.array, requires_grad=True) for t in (x, w, b))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert not torch.autograd.gradcheck(lambda a, c, d: torch.nn.functional.layer_norm(a, (8,), c, d),

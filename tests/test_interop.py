@@ -70,7 +70,7 @@ def test_state_dicts_convert_both_ways_as_copies_keeping_dtypes():
     fresh.load_state_dict(back)  # strict: every name and shape fits
     ids = torch.from_numpy(IDS)
     torch.testing.assert_close(fresh(ids), theirs(ids))
-    np.testing.assert_allclose(ours(mt.tensor(IDS)).data, theirs(ids).detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours(mt.tensor(IDS)).array, theirs(ids).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_load_torch_state_dict_from_a_module_or_a_dict_and_bfloat16():
@@ -80,7 +80,7 @@ def test_load_torch_state_dict_from_a_module_or_a_dict_and_bfloat16():
     bf = nn.Linear(2, 2)
     tb = torch.nn.Linear(2, 2).to(torch.bfloat16)
     load_torch_state_dict(bf, tb)  # NumPy has no bfloat16: float32 holds it exactly
-    np.testing.assert_array_equal(bf.weight.data, tb.weight.float().detach().numpy())
+    np.testing.assert_array_equal(bf.weight.array, tb.weight.float().detach().numpy())
 
 
 def test_load_torch_state_dict_mismatch_lists_every_key():
@@ -117,7 +117,7 @@ def test_compare_modules_agrees_on_twins_and_reports_every_submodule(dtype):
 def test_compare_modules_finds_where_the_forward_parts():
     ours, theirs = twins()
     with mt.no_grad():
-        ours.blocks[1][0].bias.data[0] += 1e-3
+        ours.blocks[1][0].bias.array[0] += 1e-3
     result = compare_modules(ours, theirs, IDS)
     assert not result.ok
     first = result.first_forward_divergence
@@ -172,5 +172,5 @@ def test_compare_modules_reports_submodules_missing_on_one_side():
 def test_twin_outputs_agree_for_any_batch_shape(b, t):
     ours, theirs = twins()
     ids = np.random.default_rng(b * 10 + t).integers(0, 11, size=(b, t))
-    np.testing.assert_allclose(ours(mt.tensor(ids)).data, theirs(torch.from_numpy(ids)).detach().numpy(),
+    np.testing.assert_allclose(ours(mt.tensor(ids)).array, theirs(torch.from_numpy(ids)).detach().numpy(),
                                rtol=1e-12, atol=1e-12)

@@ -86,7 +86,7 @@ def test_apply_visits_children_first_then_self():
             nn.init.zeros_(mod.weight)
 
     m.apply(init_zero)
-    assert all(not np.any(p.data) for n, p in m.named_parameters() if n.endswith("weight"))
+    assert all(not np.any(p.array) for n, p in m.named_parameters() if n.endswith("weight"))
 
 
 def test_repr_matches_pytorch_line_for_line():
@@ -119,9 +119,9 @@ def test_train_eval_propagate_and_reject_non_bool():
 def test_zero_grad_to_none_or_zeros_in_place():
     m = nn.Linear(3, 2)
     m(mt.randn(4, 3)).sum().backward()
-    buf = m.weight.grad.data
+    buf = m.weight.grad.array
     m.zero_grad(set_to_none=False)
-    assert m.weight.grad.data is buf and not np.any(buf)
+    assert m.weight.grad.array is buf and not np.any(buf)
     m.zero_grad()
     assert m.weight.grad is None and m.bias.grad is None
 
@@ -156,10 +156,10 @@ def test_forward_hooks_see_and_replace_outputs_and_can_be_removed():
     m(x)
     assert len(seen) == 1
     with m.register_forward_hook(lambda mod, args, out: out * 0):
-        assert not np.any(m(x).data)
-    assert np.any(m(x).data)
+        assert not np.any(m(x).array)
+    assert np.any(m(x).array)
     pre = m.register_forward_pre_hook(lambda mod, args: (args[0] * 0,))
-    np.testing.assert_allclose(m(x).data, np.broadcast_to(m.bias.data, (5, 2)))
+    np.testing.assert_allclose(m(x).array, np.broadcast_to(m.bias.array, (5, 2)))
     pre.remove()
 
 
@@ -170,22 +170,22 @@ def _filled(module, value):
 
 def test_load_state_dict_round_trip_keeps_dtype_and_returns_incompatible_keys():
     src, dst = Block(), Block()
-    src.running.data[:] = [1, 2, 3]
-    src.steps.data[...] = 7
+    src.running.array[:] = [1, 2, 3]
+    src.steps.array[...] = 7
     result = dst.load_state_dict(src.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
     for (k, a), b in zip(src.state_dict().items(), dst.state_dict().values()):
-        np.testing.assert_array_equal(a.data, b.data, err_msg=k)
+        np.testing.assert_array_equal(a.array, b.array, err_msg=k)
     x = mt.randn(4, 3)
-    np.testing.assert_array_equal(src(x).data, dst(x).data)
+    np.testing.assert_array_equal(src(x).array, dst(x).array)
     # float64 arrays load into the float32 module as float32 (the module's dtype wins)
     dst.load_state_dict({k: v.astype(np.float64) for k, v in _filled(dst, 0.5).items()})
-    assert dst.scale.dtype == np.float32 and np.all(dst.scale.data == 0.5)
+    assert dst.scale.dtype == np.float32 and np.all(dst.scale.array == 0.5)
 
 
 def test_load_state_dict_lists_every_problem_at_once_and_changes_nothing():
     m = Block()
-    before = {k: v.data.copy() for k, v in m.state_dict().items()}
+    before = {k: v.array.copy() for k, v in m.state_dict().items()}
     bad = _filled(m, 9.0)
     del bad["running"]
     bad["fc.weight"] = np.zeros((2, 3), np.float32)
@@ -198,12 +198,12 @@ def test_load_state_dict_lists_every_problem_at_once_and_changes_nothing():
     assert "wrong shapes (1): fc.weight: expected shape (3, 3), got (2, 3)" in msg
     assert info.value.missing_keys == ["running"] and info.value.unexpected_keys == ["extra.weight"]
     for k, v in m.state_dict().items():  # nothing was written, not even the good keys
-        np.testing.assert_array_equal(v.data, before[k], err_msg=k)
+        np.testing.assert_array_equal(v.array, before[k], err_msg=k)
     # strict=False: missing and unexpected are reported, the rest loads; wrong shapes still raise
     del bad["fc.weight"]
     result = m.load_state_dict(bad, strict=False)
     assert result == (["running", "fc.weight"], ["extra.weight"])
-    assert np.all(m.scale.data == 9.0)
+    assert np.all(m.scale.array == 9.0)
     with pytest.raises(StateDictError, match="wrong shapes"):
         m.load_state_dict({"scale": np.zeros(4, np.float32)}, strict=False)
     with pytest.raises(TypeError, match="mapping of names to tensors"):
@@ -214,14 +214,14 @@ def test_load_state_dict_accepts_pytorch_tensors():
     theirs = torch.nn.Linear(3, 2)
     ours = nn.Linear(3, 2)
     ours.load_state_dict(theirs.state_dict())
-    np.testing.assert_array_equal(ours.weight.data, theirs.weight.detach().numpy())
+    np.testing.assert_array_equal(ours.weight.array, theirs.weight.detach().numpy())
 
 
 def test_deepcopy_gives_an_independent_module():
     m = Block()
     c = copy.deepcopy(m)
-    c.fc.weight.data += 1
-    assert not np.allclose(c.fc.weight.data, m.fc.weight.data)
+    c.fc.weight.array += 1
+    assert not np.allclose(c.fc.weight.array, m.fc.weight.array)
     assert [n for n, _ in c.named_parameters()] == [n for n, _ in m.named_parameters()]
 
 
@@ -237,7 +237,7 @@ def test_state_dict_round_trip_reproduces_outputs(widths, act):
     dst = make()
     dst.load_state_dict(src.state_dict())
     x = mt.randn(3, widths[0])
-    np.testing.assert_array_equal(src(x).data, dst(x).data)
+    np.testing.assert_array_equal(src(x).array, dst(x).array)
     assert list(src.state_dict()) == [f"{2 * i}.{p}" for i in range(len(widths) - 1) for p in ("weight", "bias")]
 
 
@@ -251,7 +251,7 @@ def test_sequential_indexing_slicing_and_editing():
     head = s[:2]
     assert isinstance(head, nn.Sequential) and list(head) == [a, b]
     x = mt.randn(4, 2)
-    np.testing.assert_array_equal(s(x).data, c(b(a(x))).data)
+    np.testing.assert_array_equal(s(x).array, c(b(a(x))).array)
     s.append(nn.Tanh())
     assert len(s) == 4
     del s[1]

@@ -38,9 +38,9 @@ def test_linear_default_init_is_pytorchs_uniform():
     m = nn.Linear(100, 50)
     bound = 1 / math.sqrt(100)
     for p in (m.weight, m.bias):
-        assert p.dtype == np.float32 and np.abs(p.data).max() <= bound
-        assert np.abs(p.data).max() > 0.9 * bound  # the whole range is used
-    assert abs(m.weight.data.std() - bound / math.sqrt(3)) < 0.01  # uniform(-b, b) has std b/√3
+        assert p.dtype == np.float32 and np.abs(p.array).max() <= bound
+        assert np.abs(p.array).max() > 0.9 * bound  # the whole range is used
+    assert abs(m.weight.array.std() - bound / math.sqrt(3)) < 0.01  # uniform(-b, b) has std b/√3
 
 
 def test_linear_bad_input_names_the_feature_counts():
@@ -67,14 +67,14 @@ def test_embedding_repeated_ids_sum_and_padding_row_gets_nothing():
     expected = np.zeros((4, 2))
     expected[1] = up[0, 0] + up[0, 1] + up[1, 1]
     expected[3] = up[1, 0]
-    np.testing.assert_array_equal(emb.weight.grad.data, expected)
+    np.testing.assert_array_equal(emb.weight.grad.array, expected)
 
 
 def test_embedding_init_is_standard_normal_with_zero_padding_row():
     emb = nn.Embedding(2000, 8, padding_idx=-2)
     assert emb.padding_idx == 1998
-    assert np.all(emb.weight.data[1998] == 0)
-    rest = np.delete(emb.weight.data, 1998, axis=0)
+    assert np.all(emb.weight.array[1998] == 0)
+    rest = np.delete(emb.weight.array, 1998, axis=0)
     assert abs(rest.mean()) < 0.02 and abs(rest.std() - 1) < 0.02
 
 
@@ -89,7 +89,7 @@ def test_embedding_from_pretrained_is_frozen_by_default():
     w = mt.randn(3, 2)
     emb = nn.Embedding.from_pretrained(w)
     assert not emb.weight.requires_grad
-    np.testing.assert_array_equal(emb(mt.tensor([2, 0])).data, w.data[[2, 0]])
+    np.testing.assert_array_equal(emb(mt.tensor([2, 0])).array, w.array[[2, 0]])
     assert nn.Embedding.from_pretrained(w, freeze=False).weight.requires_grad
 
 
@@ -101,10 +101,10 @@ def test_embedding_lookup_and_gradient_property(data):
                                       max_size=int(np.prod(shape))))).reshape(shape)
     emb = nn.Embedding(vocab, dim).double()
     out = emb(mt.tensor(ids))
-    np.testing.assert_array_equal(out.data, emb.weight.data[ids])
+    np.testing.assert_array_equal(out.array, emb.weight.array[ids])
     out.sum().backward()
     counts = np.bincount(ids.ravel(), minlength=vocab).astype(np.float64)  # each row: how often it was used
-    np.testing.assert_array_equal(emb.weight.grad.data, np.repeat(counts[:, None], dim, axis=1))
+    np.testing.assert_array_equal(emb.weight.grad.array, np.repeat(counts[:, None], dim, axis=1))
 
 
 def test_embedding_bad_input():
@@ -128,23 +128,23 @@ def test_dropout_training_zeroes_a_fraction_p_and_rescales_the_rest():
     drop = nn.Dropout(p=0.25)
     x = mt.ones(200, 500, requires_grad=True)
     y = drop(x)
-    kept = y.data != 0
+    kept = y.array != 0
     assert abs(1 - kept.mean() - 0.25) < 0.01  # 100,000 draws: the standard error is 0.0014
-    np.testing.assert_allclose(y.data[kept], 1 / 0.75, rtol=1e-6)
+    np.testing.assert_allclose(y.array[kept], 1 / 0.75, rtol=1e-6)
     y.backward(mt.full((200, 500), 2.0))
-    np.testing.assert_allclose(x.grad.data, np.where(kept, 2 / 0.75, 0.0), rtol=1e-6)  # the same mask
+    np.testing.assert_allclose(x.grad.array, np.where(kept, 2 / 0.75, 0.0), rtol=1e-6)  # the same mask
 
 
 def test_dropout_is_identity_in_eval_and_reproducible_with_a_seed():
     drop = nn.Dropout(0.5)
     x = mt.randn(4, 5)
     mt.manual_seed(3)
-    a = drop(x).data.copy()
+    a = drop(x).array.copy()
     mt.manual_seed(3)
-    np.testing.assert_array_equal(drop(x).data, a)
+    np.testing.assert_array_equal(drop(x).array, a)
     drop.eval()
     assert drop(x) is x
-    assert np.all(nn.Dropout(1.0)(x).data == 0) and nn.Dropout(0.0)(x) is x
+    assert np.all(nn.Dropout(1.0)(x).array == 0) and nn.Dropout(0.0)(x) is x
 
 
 def test_dropout_gradcheck_with_fixed_mask():
@@ -194,12 +194,12 @@ def test_activations_gradcheck(make):
 @given(st.floats(-30, 30), st.integers(1, 6))
 def test_activation_properties(value, n):
     x = mt.full((2, n), value, dtype="float64")
-    assert np.all(nn.ReLU()(x).data >= 0)
-    s = nn.Sigmoid()(x).data
+    assert np.all(nn.ReLU()(x).array >= 0)
+    s = nn.Sigmoid()(x).array
     assert np.all((s >= 0) & (s <= 1))
-    np.testing.assert_allclose(nn.Softmax(dim=1)(x).data.sum(1), 1.0)
-    np.testing.assert_allclose(nn.Softmax(dim=1)(x).data, 1.0 / n)  # equal logits, equal shares
-    g = nn.GELU()(x).data
+    np.testing.assert_allclose(nn.Softmax(dim=1)(x).array.sum(1), 1.0)
+    np.testing.assert_allclose(nn.Softmax(dim=1)(x).array, 1.0 / n)  # equal logits, equal shares
+    g = nn.GELU()(x).array
     assert np.all(g >= -0.17) and np.all(np.abs(g) <= np.abs(value) + 1e-12)  # min of x·Φ(x) is ≈ -0.170
 
 
@@ -208,7 +208,7 @@ def test_activation_bad_input():
         nn.GELU("fast")
     with pytest.warns(UserWarning, match="Implicit dimension choice"):
         out = nn.Softmax()(mt.randn(2, 3))  # PyTorch's legacy rule: dim 1 for 2-D
-    np.testing.assert_allclose(out.data.sum(1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(out.array.sum(1), 1.0, rtol=1e-6)
     with pytest.raises(TypeError, match="floating point"):
         nn.Softmax(dim=0)(mt.tensor([1, 2]))
 
@@ -221,9 +221,9 @@ def test_init_bounds_and_gains_match_pytorch():
         assert nn.init.calculate_gain(nl, param) == pytest.approx(torch.nn.init.calculate_gain(nl, param))
     w = mt.empty(64, 32)
     nn.init.xavier_uniform_(w)
-    assert np.abs(w.data).max() <= math.sqrt(6 / 96)
+    assert np.abs(w.array).max() <= math.sqrt(6 / 96)
     nn.init.kaiming_normal_(w, nonlinearity="relu")
-    assert abs(w.data.std() - math.sqrt(2 / 32)) < 0.02
+    assert abs(w.array.std() - math.sqrt(2 / 32)) < 0.02
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         nn.init.xavier_uniform_(mt.empty(3))
 
@@ -231,7 +231,7 @@ def test_init_bounds_and_gains_match_pytorch():
 def test_trunc_normal_stays_in_bounds_and_other_init_errors():
     w = mt.empty(200, 50, dtype="float64")
     nn.init.trunc_normal_(w, std=0.02, a=-0.04, b=0.04)
-    assert np.abs(w.data).max() <= 0.04 and abs(w.data.std() - 0.0176) < 0.001  # std of N truncated at ±2σ
+    assert np.abs(w.array).max() <= 0.04 and abs(w.array.std() - 0.0176) < 0.001  # std of N truncated at ±2σ
     with pytest.raises(ValueError, match="a < b"):
         nn.init.trunc_normal_(w, a=1.0, b=0.0)
     with pytest.raises(ValueError, match="mode must be 'fan_in' or 'fan_out', got 'fan'"):

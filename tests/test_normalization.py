@@ -133,9 +133,9 @@ def test_layer_norm_third_order_matches_composed_torch_not_native(rng):
     second = _second_derivative(lambda x: F.layer_norm(x, 5, mt.tensor(w0), mt.tensor(b0)), mt.tensor(v0), mt.tensor(u0))
     (gg,) = second(x)
     (ours,) = grad((gg * mt.tensor(r0)).sum(), [x])
-    np.testing.assert_allclose(ours.data, torch_third(composed), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(ours.array, torch_third(composed), rtol=1e-9, atol=1e-10)
     native = torch_third(lambda x, w: TF.layer_norm(x, (5,), w, torch.tensor(b0)))
-    if np.allclose(native, ours.data, rtol=1e-6, atol=1e-8):  # pragma: no cover - a future PyTorch fixed it
+    if np.allclose(native, ours.array, rtol=1e-6, atol=1e-8):  # pragma: no cover - a future PyTorch fixed it
         pytest.skip("PyTorch's native layer_norm third derivative is right in this version")
 
 
@@ -153,7 +153,7 @@ def test_fused_equals_composed_values_and_gradients(shape, kw, pshape, rng):
         x, w, b = t64(x0), t64(w0), t64(b0)
         y = fn(x, weight=w, bias=b, **kw)
         y.backward(mt.tensor(up))
-        results.append([y.data, x.grad.data, w.grad.data, b.grad.data])
+        results.append([y.array, x.grad.array, w.grad.array, b.grad.array])
     for a, c in zip(*results):
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
 
@@ -166,7 +166,7 @@ def test_fused_is_one_graph_node():
 
 
 def _saved_bytes(t):
-    return sum(s.data.nbytes for s in t.grad_fn.saved_tensors if s is not None)
+    return sum(s.array.nbytes for s in t.grad_fn.saved_tensors if s is not None)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -179,7 +179,7 @@ def test_recompute_stats_same_gradients_fewer_bytes(dtype, rng):
         y = F.layer_norm(x, D, w, recompute_stats=recompute)
         kept.append(_saved_bytes(y))
         y.backward(mt.tensor(up))
-        grads.append((x.grad.data, w.grad.data))
+        grads.append((x.grad.array, w.grad.array))
     np.testing.assert_array_equal(grads[0][0], grads[1][0])
     np.testing.assert_array_equal(grads[0][1], grads[1][1])
     stat_bytes = 4 if dtype == np.float16 else np.dtype(dtype).itemsize  # float16 keeps float32 statistics
@@ -242,9 +242,9 @@ def test_normalized_size_one_gives_bias_and_zero_gradients(rng):
     # differences say 0.
     x, w, b = t64(rng.standard_normal((6, 1)) * 100), t64([1.7]), t64([0.3])
     y = F.layer_norm(x, 1, w, b)
-    np.testing.assert_array_equal(y.data, np.full((6, 1), 0.3))
+    np.testing.assert_array_equal(y.array, np.full((6, 1), 0.3))
     y.backward(mt.tensor(rng.standard_normal((6, 1))))
-    assert np.all(x.grad.data == 0) and np.all(w.grad.data == 0)
+    assert np.all(x.grad.array == 0) and np.all(w.grad.array == 0)
     assert gradcheck(lambda x, w, b: F.layer_norm(x, 1, w, b), (t64(rng.standard_normal((3, 1))), t64([2.0]), t64([1.0])))
 
 
@@ -253,7 +253,7 @@ def test_plain_sum_loss_with_unit_gamma_gives_zero_input_gradient(rng):
     # constant on each row, so dx = rstd·(1 - 1 - xhat·mean(xhat)) = 0 (docs, section 5).
     x = t64(rng.standard_normal((4, 8)))
     F.layer_norm(x, 8).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 0, atol=1e-14)
+    np.testing.assert_allclose(x.grad.array, 0, atol=1e-14)
 
 
 @pytest.mark.parametrize("D", [8, 64])
@@ -271,7 +271,7 @@ def test_float16_rule_against_float64_reference(D, rng):
     for ours, ref in ((y, yr), (x.grad, xr.grad), (w.grad, wr.grad), (b.grad, br.grad)):
         ref = ref.detach().numpy()
         # float16 keeps 11 bits: within a few units in the last place of the result's scale
-        np.testing.assert_allclose(ours.data.astype(np.float64), ref, atol=4e-3 * max(1.0, np.abs(ref).max()))
+        np.testing.assert_allclose(ours.array.astype(np.float64), ref, atol=4e-3 * max(1.0, np.abs(ref).max()))
 
 
 def test_float16_input_with_float32_parameters(rng):
@@ -306,10 +306,10 @@ def test_large_mean_tiny_spread_float32(D, N, seed):
     xr, wr, br = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (x0, w0, b0))
     yr = TF.layer_norm(xr, (D,), wr, br)  # the same float32 inputs, normalized in float64
     yr.backward(torch.tensor(up.astype(np.float64)))
-    np.testing.assert_allclose(y.data, yr.detach().numpy(), atol=2e-4 * (1 + np.abs(w0).max()))
-    np.testing.assert_allclose(w.grad.data, wr.grad.numpy(), rtol=1e-3, atol=1e-3 * np.sqrt(N))
+    np.testing.assert_allclose(y.array, yr.detach().numpy(), atol=2e-4 * (1 + np.abs(w0).max()))
+    np.testing.assert_allclose(w.grad.array, wr.grad.numpy(), rtol=1e-3, atol=1e-3 * np.sqrt(N))
     dx_ref = xr.grad.numpy()
-    np.testing.assert_allclose(x.grad.data, dx_ref, rtol=1e-3, atol=1e-4 * np.abs(dx_ref).max())
+    np.testing.assert_allclose(x.grad.array, dx_ref, rtol=1e-3, atol=1e-4 * np.abs(dx_ref).max())
 
 
 @given(st.integers(1, 30), st.floats(-1e4, 1e4, width=32), st.sampled_from([np.float16, np.float32, np.float64]),
@@ -325,18 +325,18 @@ def test_constant_rows_give_exactly_bias(D, value, dtype, eps):
     x = mt.tensor(x0, requires_grad=True)
     w, b = mt.ones(D, dtype=dtype, requires_grad=True), mt.tensor(b0, requires_grad=True)
     y = F.layer_norm(x, D, w, b, eps=eps)
-    np.testing.assert_array_equal(y.data, np.broadcast_to(b0, (3, D)))
+    np.testing.assert_array_equal(y.array, np.broadcast_to(b0, (3, D)))
     y.backward(mt.tensor(np.linspace(-2, 2, 3 * D).reshape(3, D).astype(dtype)))
-    assert all(np.all(np.isfinite(g.data)) for g in (x.grad, w.grad, b.grad))
+    assert all(np.all(np.isfinite(g.array)) for g in (x.grad, w.grad, b.grad))
 
 
 @given(hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.just(1)), elements=st.floats(-1e6, 1e6)))
 def test_one_element_rows(x0):
     x, b = t64(x0), t64([0.25])
     y = F.layer_norm(x, 1, t64([3.0]), b)
-    np.testing.assert_array_equal(y.data, np.full(x0.shape, 0.25))
+    np.testing.assert_array_equal(y.array, np.full(x0.shape, 0.25))
     y.backward(mt.tensor(np.linspace(-2.0, 3.0, x0.size).reshape(x0.shape)))  # non-constant upstream
-    assert np.all(x.grad.data == 0)
+    assert np.all(x.grad.array == 0)
 
 
 @given(st.integers(2, 32), st.floats(1e3, 6e4), st.integers(0, 2**31 - 1))
@@ -346,9 +346,9 @@ def test_float16_rows_near_overflow(D, scale, seed):
     x = mt.tensor(x0, requires_grad=True)
     y = F.layer_norm(x, D)
     y.backward(mt.tensor(rng.standard_normal((3, D)).astype(np.float16)))
-    assert np.all(np.isfinite(y.data)) and np.all(np.isfinite(x.grad.data))
+    assert np.all(np.isfinite(y.array)) and np.all(np.isfinite(x.grad.array))
     ref = _ref_layer_norm_f64(x0, 1.0, 0.0, 1e-5)
-    np.testing.assert_allclose(y.data.astype(np.float64), ref, atol=5e-3 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_allclose(y.array.astype(np.float64), ref, atol=5e-3 * max(1.0, np.abs(ref).max()))
 
 
 row_arrays = hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(2, 12)),
@@ -363,14 +363,14 @@ def test_invariants_on_well_spread_rows(x0, shift, scale, seed):
     eps = 1e-12
     # rows whose variance, scaled too, is well above eps (else eps itself breaks the invariances)
     assume(x0.var(-1).min() * min(scale, 1.0) ** 2 > 1e-3)
-    y = F.layer_norm(t64(x0, False), D, eps=eps).data
+    y = F.layer_norm(t64(x0, False), D, eps=eps).array
     np.testing.assert_allclose(y.mean(-1), 0, atol=1e-9)                       # mean 0
     np.testing.assert_allclose((y * y).mean(-1), 1, rtol=1e-6)                  # variance 1
-    np.testing.assert_allclose(F.layer_norm(t64(x0 + shift, False), D, eps=eps).data, y, atol=1e-7)  # shift
-    np.testing.assert_allclose(F.layer_norm(t64(x0 * scale, False), D, eps=eps).data, y, atol=1e-7)  # positive scale
+    np.testing.assert_allclose(F.layer_norm(t64(x0 + shift, False), D, eps=eps).array, y, atol=1e-7)  # shift
+    np.testing.assert_allclose(F.layer_norm(t64(x0 * scale, False), D, eps=eps).array, y, atol=1e-7)  # positive scale
     x = t64(x0)
     F.layer_norm(x, D, t64(rng.standard_normal(D)), eps=eps).backward(mt.tensor(rng.standard_normal(x0.shape)))
-    assert np.all(np.abs(x.grad.data.sum(-1)) <= 1e-9 * (1 + np.abs(x.grad.data).max(-1)))  # Σ_D dx = 0
+    assert np.all(np.abs(x.grad.array.sum(-1)) <= 1e-9 * (1 + np.abs(x.grad.array).max(-1)))  # Σ_D dx = 0
 
 
 # ==================================================================================================
@@ -382,8 +382,8 @@ def test_layer_norm_module_parameters_aliases_and_torch_state_dict(rng):
     ln = nn.LayerNorm(8)
     assert ln.gamma is ln.weight and ln.beta is ln.bias
     assert list(ln.state_dict()) == ["weight", "bias"]
-    np.testing.assert_array_equal(ln.weight.data, np.ones(8, np.float32))
-    np.testing.assert_array_equal(ln.bias.data, np.zeros(8, np.float32))
+    np.testing.assert_array_equal(ln.weight.array, np.ones(8, np.float32))
+    np.testing.assert_array_equal(ln.bias.array, np.zeros(8, np.float32))
     ref = torch.nn.LayerNorm(8)
     with torch.no_grad():
         ref.weight.normal_()
@@ -392,7 +392,7 @@ def test_layer_norm_module_parameters_aliases_and_torch_state_dict(rng):
     x = rng.standard_normal((3, 10, 8)).astype(np.float32)
     out = ln(mt.tensor(x))
     assert out.shape == (3, 10, 8)
-    np.testing.assert_allclose(out.data, ref(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.array, ref(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
     assert nn.LayerNorm(8, elementwise_affine=False).weight is None
     no_bias = nn.LayerNorm((2, 4), bias=False, dtype=mt.float64)
     assert no_bias.bias is None and no_bias.weight.shape == (2, 4) and no_bias.weight.dtype == np.float64
@@ -414,11 +414,11 @@ def test_rms_norm_gradchecks_module_and_composed(rng):
     assert gradcheck(lambda x, w: F.rms_norm(x, 5, w), (x, w))
     assert gradgradcheck(lambda x, w: F.rms_norm(x, 5, w, eps=1e-5), (x, w))
     assert gradgradcheck(lambda x: F.rms_norm(x, dim=0), (t64(rng.standard_normal((3, 2))),))
-    np.testing.assert_allclose(F.rms_norm(x, 5, w).data, rms_norm_composed(x, 5, w).data, rtol=1e-13)
+    np.testing.assert_allclose(F.rms_norm(x, 5, w).array, rms_norm_composed(x, 5, w).array, rtol=1e-13)
     m = nn.RMSNorm(5, dtype=mt.float64)
     assert list(m.state_dict()) == ["weight"] and m.eps is None
     xx = rng.standard_normal((2, 5))
-    np.testing.assert_allclose(m(t64(xx, False)).data, TF.rms_norm(torch.tensor(xx), (5,)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(m(t64(xx, False)).array, TF.rms_norm(torch.tensor(xx), (5,)).numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("shape", [(6, 4), (5, 4, 3)])
@@ -436,17 +436,17 @@ def test_batch_norm1d_running_stats_over_steps_then_eval(shape, momentum, rng):
         ym, yt = ours(xm), ref(xt)
         ym.backward(mt.tensor(up))
         yt.backward(torch.tensor(up))
-        np.testing.assert_allclose(ym.data, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(xm.grad.data, xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ym.array, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(xm.grad.array, xt.grad.numpy(), rtol=1e-4, atol=1e-5)
         for name in ("running_mean", "running_var"):
-            np.testing.assert_allclose(getattr(ours, name).data, getattr(ref, name).numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(getattr(ours, name).array, getattr(ref, name).numpy(), rtol=1e-5, atol=1e-6)
         assert ours.num_batches_tracked.item() == ref.num_batches_tracked.item() == step + 1
-    np.testing.assert_allclose(ours.weight.grad.data, ref.weight.grad.numpy(), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(ours.bias.grad.data, ref.bias.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ours.weight.grad.array, ref.weight.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ours.bias.grad.array, ref.bias.grad.numpy(), rtol=1e-4, atol=1e-4)
     ours.eval()
     ref.eval()
     x = rng.standard_normal(shape).astype(np.float32)
-    np.testing.assert_allclose(ours(mt.tensor(x)).data, ref(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours(mt.tensor(x)).array, ref(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_batch_norm1d_without_running_stats_or_affine(rng):
@@ -476,7 +476,7 @@ def test_batch_norm_gradchecks(rng):
     assert gradcheck(fn, (x, w, b))
     assert gradgradcheck(fn, (x, w, b))
     assert gradgradcheck(lambda x: F.batch_norm(x, None, None, training=True), (t64(rng.standard_normal((5, 2))),))
-    np.testing.assert_allclose(fn(x, w, b).data, batch_norm_composed(x, w, b).data, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fn(x, w, b).array, batch_norm_composed(x, w, b).array, rtol=1e-12, atol=1e-12)
 
 
 # ==================================================================================================

@@ -64,7 +64,7 @@ def test_property_basic_indexing_matches_numpy_and_is_a_view(a_index):
     x = t64(a)
     y = x[index]
     np.testing.assert_array_equal(y.detach().numpy(), a[index])
-    if y.data.base is not None:
+    if y.array.base is not None:
         assert y._version is x._version
     y.sum().backward()
     expect = np.zeros_like(a)

@@ -59,7 +59,7 @@ def train_steps(model, opt, sched, x, y, steps, lib):
         opt.step()
         if sched is not None:
             sched.step()
-        trajectory.append([np.array(p.detach().numpy() if lib is torch else p.data) for p in model.parameters()])
+        trajectory.append([np.array(p.detach().numpy() if lib is torch else p.array) for p in model.parameters()])
     return trajectory
 
 
@@ -189,7 +189,7 @@ def test_state_dict_is_a_snapshot():
     o.step()
     sd = o.state_dict()
     o.step()
-    np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"].data, np.ones(3))
+    np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"].array, np.ones(3))
 
 
 def test_loads_a_pytorch_adam_state_dict_and_continues_like_pytorch():
@@ -229,14 +229,14 @@ def test_zero_grad_and_closure():
         return loss
 
     assert o.step(closure).item() == 5.0
-    np.testing.assert_allclose(p.data, [0.0, 0.0])  # p - 0.5 · 2p
-    buf = p.grad.data
+    np.testing.assert_allclose(p.array, [0.0, 0.0])  # p - 0.5 · 2p
+    buf = p.grad.array
     o.zero_grad(set_to_none=False)
-    assert p.grad.data is buf and not buf.any()
+    assert p.grad.array is buf and not buf.any()
     o.zero_grad()
     assert p.grad is None
     o.step()  # no gradient: nothing changes, no error
-    np.testing.assert_allclose(p.data, [0.0, 0.0])
+    np.testing.assert_allclose(p.array, [0.0, 0.0])
 
 
 # ----------------------------------------------------------------------------------------------- properties
@@ -247,8 +247,8 @@ def test_sgd_step_property(p0, g, lr, wd):
     p = nn.Parameter(mt.tensor(p0))
     p.grad = mt.tensor(g)
     optim.SGD([p], lr=lr, weight_decay=wd).step()
-    np.testing.assert_allclose(p.data, p0 - lr * (g + wd * p0), rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(p.grad.data, g)  # the gradient itself is left unchanged
+    np.testing.assert_allclose(p.array, p0 - lr * (g + wd * p0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(p.grad.array, g)  # the gradient itself is left unchanged
 
 
 @given(arrays((4,), min_value=-5, max_value=5), st.floats(1e-4, 0.1))
@@ -257,7 +257,7 @@ def test_adam_first_step_moves_each_weight_by_about_lr(g, lr):
     p = nn.Parameter(mt.zeros(4, dtype="float64"))
     p.grad = mt.tensor(g)
     optim.Adam([p], lr=lr).step()
-    np.testing.assert_allclose(p.data, -lr * g / (np.abs(g) + 1e-8), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(p.array, -lr * g / (np.abs(g) + 1e-8), rtol=1e-9, atol=1e-15)
 
 
 # ----------------------------------------------------------------------------------------------- clip_grad_norm_
@@ -279,10 +279,10 @@ def test_clip_grad_norm_matches_pytorch(norm_type, max_norm, dtype, rng):
     assert total_o.dtype == dtype and total_o.shape == ()
     np.testing.assert_allclose(total_o.item(), total_t.item(), **tol)
     for p, t in zip(ours, theirs):
-        np.testing.assert_allclose(p.grad.data, t.grad.numpy(), **tol)
+        np.testing.assert_allclose(p.grad.array, t.grad.numpy(), **tol)
     if max_norm == 100.0:  # below the limit: untouched
         for p, g in zip(ours, grads):
-            np.testing.assert_allclose(p.grad.data, g, **tol)
+            np.testing.assert_allclose(p.grad.array, g, **tol)
     assert optim.clip_grad_norm_ is nn.utils.clip_grad_norm_
 
 
@@ -299,7 +299,7 @@ def test_clip_grad_norm_edge_cases():
     q = nn.Parameter(mt.zeros(3))
     q.grad = mt.tensor([-5.0, 0.5, 5.0])
     nn.utils.clip_grad_value_([q], 1.0)
-    np.testing.assert_array_equal(q.grad.data, [-1.0, 0.5, 1.0])
+    np.testing.assert_array_equal(q.grad.array, [-1.0, 0.5, 1.0])
 
 
 # ----------------------------------------------------------------------------------------------- bad input

@@ -108,9 +108,9 @@ def test_item_tolist_numpy_array():
 def test_detach_clone_to():
     x = t64([1.0, 2.0])
     d = x.detach()
-    assert not d.requires_grad and d.grad_fn is None and d.data is x.data
+    assert not d.requires_grad and d.grad_fn is None and d.array is x.array
     c = x.clone()
-    assert c.data is not x.data and c.grad_fn is not None
+    assert c.array is not x.array and c.grad_fn is not None
     (c * 3).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])  # clone is differentiable
     assert x.float().dtype == np.float32 and x.double() is x

@@ -218,7 +218,7 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(corpu
     def poison(step, loss):
         if step == 2:  # after step 2's checkpoint: a weight turns NaN, so step 3's loss is NaN
             w = next(iter(model_params()))
-            w.data[...] = np.nan
+            w.array[...] = np.nan
 
     def model_params():
         return poison.model.parameters()

@@ -82,8 +82,8 @@ def test_encoder_layer_float_mask_bias_false_and_callable_activation(rng):
 def test_encoder_layer_is_causal_without_mask_equals_causal_mask(rng):
     layer = TransformerEncoderLayer(D, NH, FF, 0.0, batch_first=True).double()
     x = mt.tensor(rng.standard_normal((B, L, D)))
-    a = layer(x, is_causal=True).data
-    b = layer(x, src_mask=Transformer.generate_square_subsequent_mask(L, dtype="float64")).data
+    a = layer(x, is_causal=True).array
+    b = layer(x, src_mask=Transformer.generate_square_subsequent_mask(L, dtype="float64")).array
     np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
 
 
@@ -108,13 +108,13 @@ def test_dropout_active_only_in_training(rng):
     layer = TransformerEncoderLayer(D, NH, FF, dropout=0.5, batch_first=True).double()
     x = mt.tensor(rng.standard_normal((B, L, D)))
     layer.eval()
-    np.testing.assert_array_equal(layer(x).data, layer(x).data)
+    np.testing.assert_array_equal(layer(x).array, layer(x).array)
     # eval output is the dropout-free output, not just deterministic
     ref = TransformerEncoderLayer(D, NH, FF, dropout=0.0, batch_first=True).double()
     ref.load_state_dict(layer.state_dict())
-    np.testing.assert_allclose(layer(x).data, ref(x).data, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(layer(x).array, ref(x).array, rtol=1e-12, atol=1e-12)
     layer.train()
-    assert not np.allclose(layer(x).data, layer(x).data)
+    assert not np.allclose(layer(x).array, layer(x).array)
 
 
 # ==================================================================================================
@@ -164,10 +164,10 @@ def test_transformer_matches_torch(rng, dtype, batch_first, norm_first):
 
 def test_transformer_init_and_square_subsequent_mask():
     m = Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32)
-    w = m.encoder.layers[0].linear1.weight.data  # xavier_uniform over (32, 16)
+    w = m.encoder.layers[0].linear1.weight.array  # xavier_uniform over (32, 16)
     bound = np.sqrt(6 / (16 + 32))
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
-    assert np.all(m.decoder.norm.weight.data == 1)
+    assert np.all(m.decoder.norm.weight.array == 1)
     mask = Transformer.generate_square_subsequent_mask(4)
     ref = torch.nn.Transformer.generate_square_subsequent_mask(4).numpy()
     assert mask.dtype == np.float32
@@ -182,7 +182,7 @@ def test_causal_encoder_layer_ignores_later_positions(t, seed, norm_first):
     x = r.standard_normal((2, 5, 6))
     x2 = x.copy()
     x2[:, t + 1 :] = r.standard_normal(x2[:, t + 1 :].shape) * 3
-    a, b = layer(mt.tensor(x), is_causal=True).data, layer(mt.tensor(x2), is_causal=True).data
+    a, b = layer(mt.tensor(x), is_causal=True).array, layer(mt.tensor(x2), is_causal=True).array
     np.testing.assert_allclose(a[:, : t + 1], b[:, : t + 1], rtol=1e-12, atol=1e-12)
 
 
@@ -193,17 +193,17 @@ def test_causal_encoder_layer_ignores_later_positions(t, seed, norm_first):
 
 def test_positional_encoding_values_and_layouts(rng):
     pe = PositionalEncoding(6, dropout=0.0, max_len=10).double()
-    table = pe.pe.data
+    table = pe.pe.array
     pos, i = 3, 1  # PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(...)
     assert table[pos, 2 * i] == pytest.approx(np.sin(pos / 10000 ** (2 * i / 6)), rel=1e-6)
     assert table[pos, 2 * i + 1] == pytest.approx(np.cos(pos / 10000 ** (2 * i / 6)), rel=1e-6)
     assert "pe" not in pe.state_dict()
     x = rng.standard_normal((4, 2, 6))
-    np.testing.assert_allclose(pe(mt.tensor(x)).data, x + table[:4, None], rtol=1e-12)
+    np.testing.assert_allclose(pe(mt.tensor(x)).array, x + table[:4, None], rtol=1e-12)
     pe_bf = PositionalEncoding(6, dropout=0.0, max_len=10, batch_first=True).double()
-    np.testing.assert_allclose(pe_bf(mt.tensor(x)).data, x + table[None, :2], rtol=1e-12)
+    np.testing.assert_allclose(pe_bf(mt.tensor(x)).array, x + table[None, :2], rtol=1e-12)
     odd = PositionalEncoding(5, dropout=0.0, max_len=4)  # an odd width keeps its last sine column
-    assert odd.pe.shape == (4, 5) and np.all(np.isfinite(odd.pe.data))
+    assert odd.pe.shape == (4, 5) and np.all(np.isfinite(odd.pe.array))
     with pytest.raises(ValueError, match="sequence length 11 exceeds max_len 10"):
         pe(mt.zeros(11, 1, 6, dtype="float64"))
 

@@ -101,7 +101,7 @@ def test_gradient_norms_are_the_gradients_that_reached_each_node(device):
         y.backward()
     nodes, _ = parse_dot(viz.draw_graph(y, show_grad_norms=True))
     n = {lab.split("\n")[0]: lab for lab in nodes.values()}
-    norm = lambda t: float(np.linalg.norm(np.asarray(t.detach().cpu().data)))  # noqa: E731
+    norm = lambda t: float(np.linalg.norm(np.asarray(t.detach().cpu().array)))  # noqa: E731
     assert n["x"].endswith(f"‖grad‖ = {norm(x.grad):.3g}")
     assert n["w"].endswith(f"‖grad‖ = {norm(w.grad):.3g}")
     assert n["SumBackward"].endswith("‖grad‖ = 1")            # the seed dy/dy
@@ -121,7 +121,7 @@ def test_recorded_grad_norm_of_intermediate_tensors():
     out = (h.tanh() * mt.tensor([1.0, 2.0])).sum()
     with viz.record_grad_norms(out):
         out.backward()
-    dh = (1 - np.tanh(3 * x.data) ** 2) * np.array([1.0, 2.0])  # d out / d h
+    dh = (1 - np.tanh(3 * x.array) ** 2) * np.array([1.0, 2.0])  # d out / d h
     assert viz.recorded_grad_norm(h) == pytest.approx(float(np.linalg.norm(dh)), rel=1e-6)
     assert viz.recorded_grad_norm(x) == pytest.approx(float(np.linalg.norm(3 * dh)), rel=1e-6)
     with pytest.raises(RuntimeError, match="no gradient norms were recorded"):

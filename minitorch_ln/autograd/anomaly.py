@@ -129,8 +129,8 @@ def record_creation(node, args, results=()):
     from ..tensor import Tensor  # noqa: PLC0415
 
     _counter[0] += 1
-    in_kinds = [_nonfinite_kind(a.data) if isinstance(a, Tensor) else None for a in args]
-    out_kinds = [_nonfinite_kind(r.data) for r in results]
+    in_kinds = [_nonfinite_kind(a.array) if isinstance(a, Tensor) else None for a in args]
+    out_kinds = [_nonfinite_kind(r.array) for r in results]
     out_kind = next((k for k in out_kinds if k == "NaN"), None) or next((k for k in out_kinds if k), None)
     node.creation_trace = {
         "seq": _counter[0],
@@ -161,7 +161,7 @@ def check_gradients(node, results):
     for i, g in enumerate(results):
         if g is None:
             continue
-        kind = _nonfinite_kind(g.data if isinstance(g, Tensor) else g)
+        kind = _nonfinite_kind(g.array if isinstance(g, Tensor) else g)
         if kind is None:
             continue
         origin, leaf = trace_origin(node)
@@ -249,7 +249,7 @@ def explain_nonfinite(tensor) -> str | None:
     For a NaN loss, without running backward: ``print(explain_nonfinite(loss))``. Returns ``None``
     when ``tensor`` is finite.
     """
-    kind = _nonfinite_kind(tensor.data)
+    kind = _nonfinite_kind(tensor.array)
     if kind is None:
         return None
     node = tensor.grad_fn

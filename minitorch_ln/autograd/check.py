@@ -60,15 +60,15 @@ def _to_numpy(a):
 def _numerical_jacobian(fn, inputs, i, eps):
     """(n_out_total, n_in) central-difference Jacobian of every output w.r.t. input ``i``."""
     x = inputs[i]
-    flat = x.data.reshape(-1)  # a view: writing to it perturbs x in place
+    flat = x.array.reshape(-1)  # a view: writing to it perturbs x in place
     cols = []
     # fn runs with grad mode on: it may itself differentiate (gradgradcheck's first derivative)
     for j in range(flat.size):
         orig = flat[j].item()
         flat[j] = orig + eps
-        plus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
+        plus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
         flat[j] = orig - eps
-        minus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
+        minus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
         flat[j] = orig
         cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)]))
     return np.stack(cols, axis=1) if cols else np.zeros((0, 0))
@@ -79,7 +79,7 @@ def _analytical_jacobians(outputs, inputs, diff_idx):
     rows = {i: [] for i in diff_idx}
     diff_inputs = [inputs[i] for i in diff_idx]
     for out in outputs:
-        xp = backend.get_array_module(out.data)
+        xp = backend.get_array_module(out.array)
         for k in range(out.numel()):
             seed = xp.zeros(out.numel(), dtype=out.dtype)
             seed[k] = 1
@@ -88,7 +88,7 @@ def _analytical_jacobians(outputs, inputs, diff_idx):
                 retain_graph=True, allow_unused=True,
             )
             for i, g in zip(diff_idx, grads):
-                rows[i].append(np.zeros(inputs[i].numel()) if g is None else _to_numpy(g.data).ravel())
+                rows[i].append(np.zeros(inputs[i].numel()) if g is None else _to_numpy(g.array).ravel())
     return {i: (np.stack(r) if r else np.zeros((0, inputs[i].numel()))) for i, r in rows.items()}
 
 
@@ -248,7 +248,7 @@ def _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol):
     rng = np.random.default_rng(0)
     us = []
     for o in outputs:
-        xp = backend.get_array_module(o.data)
+        xp = backend.get_array_module(o.array)
         us.append(xp.asarray(rng.standard_normal(o.shape)).astype(o.dtype))
     us_np = [_to_numpy(u).ravel() for u in us]
     grads = autograd_grad(
@@ -257,15 +257,15 @@ def _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol):
     )
     for i, g in zip(diff_idx, grads):
         x = inputs[i]
-        xp = backend.get_array_module(x.data)
+        xp = backend.get_array_module(x.array)
         v = rng.standard_normal(x.shape)
-        ana = 0.0 if g is None else float(np.dot(_to_numpy(g.data).ravel(), v.ravel()))
-        orig = x.data.copy()
-        x.data[...] = orig + xp.asarray(eps * v).astype(x.dtype)
-        plus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
-        x.data[...] = orig - xp.asarray(eps * v).astype(x.dtype)
-        minus = [_to_numpy(o.data).ravel() for o in _outputs(fn, inputs)]
-        x.data[...] = orig
+        ana = 0.0 if g is None else float(np.dot(_to_numpy(g.array).ravel(), v.ravel()))
+        orig = x.array.copy()
+        x.array[...] = orig + xp.asarray(eps * v).astype(x.dtype)
+        plus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
+        x.array[...] = orig - xp.asarray(eps * v).astype(x.dtype)
+        minus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
+        x.array[...] = orig
         num = float(sum(np.dot(u, (p - m) / (2 * eps)) for u, p, m in zip(us_np, plus, minus)))
         if not abs(ana - num) <= atol + rtol * abs(num):
             raise GradcheckError(
@@ -290,7 +290,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
         rng = np.random.default_rng(1)
         grad_outputs = []
         for o in outputs:
-            xp = backend.get_array_module(o.data)
+            xp = backend.get_array_module(o.array)
             grad_outputs.append(Tensor(xp.asarray(rng.standard_normal(o.shape)).astype(o.dtype), requires_grad=True))
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)

@@ -46,7 +46,7 @@ def _cast64(inputs, signs=None, u=0.0):
     out = []
     for k, a in enumerate(inputs):
         if isinstance(a, Tensor) and a.dtype.kind == "f":
-            data = a.data.astype(np.float64)
+            data = a.array.astype(np.float64)
             if signs is not None:
                 xp = backend.get_array_module(data)
                 data = data * (1.0 + u * xp.asarray(signs[k]))  # each value moved by its rounding u·|x|
@@ -61,9 +61,9 @@ def _nudge(inputs, rng):
     out = []
     for a in inputs:
         if isinstance(a, Tensor) and a.dtype.kind == "f":
-            xp = backend.get_array_module(a.data)
+            xp = backend.get_array_module(a.array)
             towards = xp.asarray(rng.choice([-np.inf, np.inf], size=a.shape)).astype(a.dtype)
-            out.append(Tensor._from_op(xp.nextafter(a.data, towards), requires_grad=a.requires_grad))
+            out.append(Tensor._from_op(xp.nextafter(a.array, towards), requires_grad=a.requires_grad))
         else:
             out.append(a)
     return tuple(out)
@@ -140,7 +140,7 @@ def precision_report(fn, inputs, eps=1e-6, safety=10.0, seed=0, top=5) -> Precis
     in64 = _cast64(inputs)
     out64 = _outputs(fn, in64)
     ana64 = _analytical_jacobians(out64, in64, diff_idx)
-    f_scale = max((float(np.abs(_to_numpy(o.data)).max(initial=0)) for o in out64), default=0.0)
+    f_scale = max((float(np.abs(_to_numpy(o.array)).max(initial=0)) for o in out64), default=0.0)
     rng = np.random.default_rng(seed)
     moved = {i: np.zeros_like(ana64[i]) for i in diff_idx}
     for _ in range(2):
@@ -178,7 +178,7 @@ def precision_report(fn, inputs, eps=1e-6, safety=10.0, seed=0, top=5) -> Precis
         num = _numerical_jacobian(fn, in64, i, eps)
         ana = ana_w[i]
         jacobians[i] = (ana, num)
-        x_abs = np.abs(_to_numpy(x.data)).reshape(1, -1)                            # (1, n_in)
+        x_abs = np.abs(_to_numpy(x.array)).reshape(1, -1)                            # (1, n_in)
         e_fd = _U64 * (f_scale + np.abs(ana64[i]) * x_abs) / eps
         expected = safety * (u * row + moved[i] + spread[i]) + e_fd + 1e-300         # (n_out, n_in)
         err = np.abs(ana - num)

@@ -49,7 +49,7 @@ def _np64(a):
         return None
     from ..tensor import Tensor  # noqa: PLC0415 - tensor imports the autograd package
 
-    data = a.data if isinstance(a, Tensor) else a
+    data = a.array if isinstance(a, Tensor) else a
     return np.asarray(backend.to_device(data, "cpu"), dtype=np.float64)
 
 
@@ -282,7 +282,7 @@ def layer_norm_term_check(ctx) -> TermReport:
     axes = tuple(getattr(ctx, "axes", (x.ndim - 1,)))
     k = len(axes)
     dy = np.random.default_rng(0).standard_normal(x.shape)                 # (B, L, D)
-    xp = backend.get_array_module(x.data)
+    xp = backend.get_array_module(x.array)
     with no_grad():
         grads = ctx.apply_backward((Tensor._from_op(xp.asarray(dy).astype(x.dtype)),))
     dx, dweight, dbias = grads[0], grads[1], grads[2]

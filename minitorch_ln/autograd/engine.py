@@ -155,7 +155,7 @@ def _accumulate(leaf, g, create_graph, handed_out):
     if create_graph:
         leaf.grad = g if leaf.grad is None else leaf.grad + g
         return
-    data = g.data
+    data = g.array
     if leaf.grad is None:
         # The same array may reach two leaves (``a + b`` hands one gradient to both) or be a view
         # of another gradient: copy it then, so that distinct leaves never share a .grad buffer.
@@ -165,8 +165,8 @@ def _accumulate(leaf, g, create_graph, handed_out):
         leaf.grad = Tensor._from_op(data, requires_grad=False)
     else:
         xp = backend.get_array_module(data)
-        leaf.grad.data = xp.add(leaf.grad.data, data)
-        handed_out[id(leaf.grad.data)] = leaf.grad.data
+        leaf.grad.array = xp.add(leaf.grad.array, data)
+        handed_out[id(leaf.grad.array)] = leaf.grad.array
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
@@ -199,7 +199,7 @@ def _make_grads(outputs, grad_outputs):
                     f"{tuple(out.shape)}: pass gradient= (a tensor of that shape), or reduce it first "
                     "(for example .sum())"
                 )
-            xp = backend.get_array_module(out.data)
+            xp = backend.get_array_module(out.array)
             g = Tensor._from_op(xp.ones(out.shape, dtype=out.dtype), requires_grad=False)
         else:
             if not isinstance(g, Tensor):

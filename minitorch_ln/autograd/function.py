@@ -155,7 +155,7 @@ class Function:
         any_needs, array_type, check_devices = False, None, False
         for a in args:
             if isinstance(a, Tensor):
-                d = a.data
+                d = a.array
                 raw.append(d)
                 needs.append(a._requires_grad)
                 any_needs = any_needs or a._requires_grad
@@ -190,7 +190,7 @@ class Function:
 
         if record:
             ctx.next_edges = tuple([_edge(a) if isinstance(a, Tensor) else None for a in args])
-            ctx.outputs_meta = tuple([(r.data.shape, r.data.dtype, _device(r.data)) for r in results])
+            ctx.outputs_meta = tuple([(r.array.shape, r.array.dtype, _device(r.array)) for r in results])
             for i, r in enumerate(results):
                 r.grad_fn = ctx
                 r._output_nr = i
@@ -206,7 +206,7 @@ class Function:
 
 
 def _check_same_device(cls, args):
-    devices = [a.device for a in args if isinstance(a, Tensor) and a.data.ndim]
+    devices = [a.device for a in args if isinstance(a, Tensor) and a.array.ndim]
     for d in devices[1:]:
         if d != devices[0]:
             raise RuntimeError(
@@ -225,7 +225,7 @@ def _resolve_saved(item, args, raw, results):
         if r is item and isinstance(a, Tensor):
             return (a, a._version[0])
     for r in results:
-        if r.data is item:
+        if r.array is item:
             return (r, r._version[0])
     t = Tensor._from_op(item, requires_grad=False)
     return (t, 0)

@@ -46,7 +46,7 @@ def _torch_to_numpy(t) -> np.ndarray:
 
 def _to_numpy(value) -> np.ndarray:
     if isinstance(value, Tensor):
-        return backend.to_device(value.data, "cpu")
+        return backend.to_device(value.array, "cpu")
     if hasattr(value, "detach") and hasattr(value, "cpu"):
         return _torch_to_numpy(value)
     return backend.to_device(value, "cpu") if hasattr(value, "shape") else np.asarray(value)
@@ -314,10 +314,10 @@ def compare_modules(model, torch_model, *inputs, kwargs: dict | None = None, rto
                     if t.requires_grad and backward:
                         t.register_hook(lambda g, e=entry: e.__setitem__("grad", _torch_to_numpy(g)))
                 elif not is_torch and isinstance(t, Tensor):
-                    entry = {"value": np.array(backend.to_device(t.data, "cpu"), copy=True), "grad": None}
+                    entry = {"value": np.array(backend.to_device(t.array, "cpu"), copy=True), "grad": None}
                     if t.requires_grad and backward:
                         t.register_hook(lambda g, e=entry: e.__setitem__("grad", np.array(
-                            backend.to_device(g.data, "cpu"), copy=True)))
+                            backend.to_device(g.array, "cpu"), copy=True)))
                 else:
                     continue
                 call.append(entry)
@@ -395,7 +395,7 @@ def compare_modules(model, torch_model, *inputs, kwargs: dict | None = None, rto
                 row.backward_ok = False
                 row.bad_params.append(pname)
                 continue
-            pv, tv = np.asarray(backend.to_device(p.data, "cpu")), _torch_to_numpy(tp)
+            pv, tv = np.asarray(backend.to_device(p.array, "cpu")), _torch_to_numpy(tp)
             row.weight_diffs[pname] = _max_diff(pv, tv)
             if not _close(pv, tv, rtol, atol):
                 row.forward_ok, row.note = False, f"weights {pname!r} differ"
@@ -410,7 +410,7 @@ def compare_modules(model, torch_model, *inputs, kwargs: dict | None = None, rto
                 row.bad_params.append(pname)
                 row.note = f"{pname}: only {'PyTorch' if g is None else 'minitorch_ln'} has a gradient"
             else:
-                ga, gb = np.asarray(backend.to_device(g.data, "cpu")), _torch_to_numpy(tg)
+                ga, gb = np.asarray(backend.to_device(g.array, "cpu")), _torch_to_numpy(tg)
                 row.param_diffs[pname] = _max_diff(ga, gb)
                 if not _close(ga, gb, rtol, atol):
                     row.backward_ok = False
@@ -424,7 +424,7 @@ def compare_modules(model, torch_model, *inputs, kwargs: dict | None = None, rto
                 input_diffs.append((math.inf if (ours.grad is None) != (theirs.grad is None) else 0.0,
                                     (ours.grad is None) == (theirs.grad is None)))
             else:
-                a, b = np.asarray(backend.to_device(ours.grad.data, "cpu")), _torch_to_numpy(theirs.grad)
+                a, b = np.asarray(backend.to_device(ours.grad.array, "cpu")), _torch_to_numpy(theirs.grad)
                 input_diffs.append((_max_diff(a, b), _close(a, b, rtol, atol)))
         else:
             input_diffs.append(None)

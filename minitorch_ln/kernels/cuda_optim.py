@@ -170,7 +170,7 @@ def adam_group_step(optimizer, group: dict) -> bool:
     holds a parameter that is not on a GPU or not C-contiguous, so the caller takes its own path.
     """
     todo = [p for p in group["params"] if p.grad is not None]
-    if not todo or any(not _on_gpu(p.data) or not p.data.flags.c_contiguous for p in todo):
+    if not todo or any(not _on_gpu(p.array) or not p.array.flags.c_contiguous for p in todo):
         return False
     buckets: dict = {}
     for p in todo:
@@ -189,11 +189,11 @@ def adam_group_step(optimizer, group: dict) -> bool:
     beta1, beta2 = group["betas"]
     for (step, _, _), items in buckets.items():
         adam_multi_tensor(
-            [p.data for p, _ in items],
-            [p.grad.data for p, _ in items],
-            [s["exp_avg"].data for _, s in items],
-            [s["exp_avg_sq"].data for _, s in items],
-            [s["max_exp_avg_sq"].data for _, s in items] if group["amsgrad"] else None,
+            [p.array for p, _ in items],
+            [p.grad.array for p, _ in items],
+            [s["exp_avg"].array for _, s in items],
+            [s["exp_avg_sq"].array for _, s in items],
+            [s["max_exp_avg_sq"].array for _, s in items] if group["amsgrad"] else None,
             lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
             step=step, decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
         )

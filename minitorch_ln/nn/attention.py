@@ -69,7 +69,7 @@ def _additive(mask, dtype, blocked_when: bool, what: str):
     Raises:
         TypeError: for a mask that is neither bool nor floating point.
     """
-    arr = mask.data if isinstance(mask, Tensor) else mask
+    arr = mask.array if isinstance(mask, Tensor) else mask
     xp = get_array_module(arr)
     if not hasattr(arr, "dtype"):
         arr = xp.asarray(arr)
@@ -140,8 +140,8 @@ class ScaledDotProductAttention(Function):
         if not is_grad_enabled():
             # first-order backward (no create_graph): the same formulas on raw arrays, in place
             grads = _attention_backward_arrays(
-                q.data, k.data, v.data, p.data, None if keep is None else keep.data, scale, dout.data,
-                None if dweights is None else dweights.data, None if mask is None or not ctx.needs_input_grad[3]
+                q.array, k.array, v.array, p.array, None if keep is None else keep.array, scale, dout.array,
+                None if dweights is None else dweights.array, None if mask is None or not ctx.needs_input_grad[3]
                 else mask.shape)
             return tuple(None if g is None else Tensor._from_op(g) for g in grads) + (None, None, None)
         # differentiable backward (create_graph=True): the same formulas in Tensor ops
@@ -250,7 +250,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if is_causal:
         if attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal=True, not both")
-        mask = causal_mask(L, S, query.data)
+        mask = causal_mask(L, S, query.array)
     elif attn_mask is not None:
         mask = _additive(attn_mask, query.dtype, blocked_when=False, what="scaled_dot_product_attention")
         scores_shape = tuple(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])) + (L, S)
@@ -263,7 +263,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             ) from None
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     out_batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], () if mask is None else mask.shape[:-2])
-    keep = _dropout_keep(tuple(out_batch) + (L, S), dropout_p, query.data) if dropout_p > 0 else None
+    keep = _dropout_keep(tuple(out_batch) + (L, S), dropout_p, query.array) if dropout_p > 0 else None
     return ScaledDotProductAttention.apply(query, key, value, mask, keep, scale, False)
 
 
@@ -470,7 +470,7 @@ class MultiheadAttention(Module):
         H, S = self.num_heads, key.shape[1]
 
         q, k, v = self._project(query, key, value)  # (B, H, L, Dh), (B, H, S, Dh) x2
-        mask = self._merged_mask(attn_mask, key_padding_mask, is_causal, B, L, S, q.data)
+        mask = self._merged_mask(attn_mask, key_padding_mask, is_causal, B, L, S, q.array)
         if self.bias_k is not None:
             bk = SplitHeads.apply(ops.expand(self.bias_k, B, 1, E), 1, H)  # (B, H, 1, Dh)
             bv = SplitHeads.apply(ops.expand(self.bias_v, B, 1, E), 1, H)  # (B, H, 1, Dh)
@@ -478,13 +478,13 @@ class MultiheadAttention(Module):
             mask = _pad_last(mask, B, L, S)
             S += 1
         if self.add_zero_attn:
-            zeros = Tensor._from_op(get_array_module(q.data).zeros((B, H, 1, self.head_dim), dtype=q.dtype))
+            zeros = Tensor._from_op(get_array_module(q.array).zeros((B, H, 1, self.head_dim), dtype=q.dtype))
             k, v = ops.cat([k, zeros], dim=2), ops.cat([v, zeros], dim=2)  # (B, H, S+1, Dh)
             mask = _pad_last(mask, B, L, S)
             S += 1
 
         p = self.dropout if self.training else 0.0
-        keep = _dropout_keep((B, H, L, S), p, q.data) if p > 0 else None
+        keep = _dropout_keep((B, H, L, S), p, q.array) if p > 0 else None
         scale = 1.0 / math.sqrt(self.head_dim)
         res = ScaledDotProductAttention.apply(q, k, v, mask, keep, scale, need_weights)
         out, weights = res if need_weights else (res, None)  # (B, H, L, Dh), (B, H, L, S)
@@ -573,7 +573,7 @@ def _pad_last(mask, B, L, S):
     """Extend an additive mask over one more key (a zero column: the appended key is visible)."""
     if mask is None:
         return None
-    xp = get_array_module(mask.data)
+    xp = get_array_module(mask.array)
     shape = tuple(mask.shape[:-1]) + (1,)
     zero = Tensor._from_op(xp.zeros(shape, dtype=mask.dtype))
     return ops.cat([mask, zero], dim=-1)

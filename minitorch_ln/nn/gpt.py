@@ -215,7 +215,7 @@ class GPT(Module):
         if top_k is not None and (not isinstance(top_k, numbers.Integral) or top_k < 1):
             raise ValueError(f"GPT.generate: top_k must be a positive int or None, got {top_k!r}")
         idx = self._as_ids(idx, "idx")
-        out = idx.data.astype(np.int64)  # (B, T)
+        out = idx.array.astype(np.int64)  # (B, T)
         xp = get_array_module(out)
         gen = backend.generator(idx.device)
         was_training = self.training
@@ -225,7 +225,7 @@ class GPT(Module):
                 for _ in range(max_new_tokens):
                     ctx = Tensor._from_op(out[:, -self.config.block_size :])  # (B, T')
                     h = self._hidden(ctx)[:, -1:]  # (B, 1, D): only the last position is needed
-                    logits = self.lm_head(self.ln_f(h)).data[:, 0].astype(np.float64)  # (B, V)
+                    logits = self.lm_head(self.ln_f(h)).array[:, 0].astype(np.float64)  # (B, V)
                     nxt = _sample(xp, gen, logits, temperature, top_k)  # (B,)
                     out = xp.concatenate([out, nxt[:, None]], axis=1)
         finally:

@@ -57,8 +57,8 @@ def _fill(t, sample):
     if t.dtype.kind != "f":
         raise TypeError(f"initialization needs a floating point tensor, got dtype {t.dtype}")
     with no_grad():
-        xp = backend.get_array_module(t.data)
-        t.data[...] = xp.asarray(sample(backend.generator(t.device))).astype(t.dtype)
+        xp = backend.get_array_module(t.array)
+        t.array[...] = xp.asarray(sample(backend.generator(t.device))).astype(t.dtype)
         t._version[0] += 1
     return t
 
@@ -86,7 +86,7 @@ def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
         raise ValueError(f"trunc_normal_: the bounds must satisfy a < b, got a={a}, b={b}")
 
     def sample(g):
-        xp = backend.get_array_module(t.data)
+        xp = backend.get_array_module(t.array)
         out = g.standard_normal(size=t.shape) * std + mean  # (*t.shape)
         for _ in range(1000):
             bad = (out < a) | (out > b)
@@ -101,7 +101,7 @@ def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
 def constant_(t, val: float):
     """Fill ``t`` with ``val``."""
     with no_grad():
-        t.data.fill(val)
+        t.array.fill(val)
         t._version[0] += 1
     return t
 

@@ -56,7 +56,7 @@ class RemovableHandle:
 def _to_array_like(value, key: str):
     """A state-dict value (Tensor, NumPy/CuPy array, PyTorch tensor, nested list) as an array."""
     if isinstance(value, Tensor):
-        return value.data
+        return value.array
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a PyTorch tensor, converted without importing torch
         value = value.detach().cpu()
         if str(value.dtype) == "torch.bfloat16":  # NumPy has no bfloat16; float32 holds it exactly
@@ -79,9 +79,9 @@ def zero_grads(params, set_to_none: bool = True) -> None:
             p.grad = None
         elif p.grad.grad_fn is not None:
             # a gradient made with create_graph=True: drop its history rather than write into it
-            p.grad = Tensor._from_op(backend.get_array_module(p.grad.data).zeros_like(p.grad.data))
+            p.grad = Tensor._from_op(backend.get_array_module(p.grad.array).zeros_like(p.grad.array))
         else:
-            p.grad.data.fill(0)
+            p.grad.array.fill(0)
             p.grad._version[0] += 1
 
 
@@ -364,9 +364,9 @@ class Module:
                 if t is None or id(t) in seen:
                     continue
                 seen.add(id(t))
-                t.data = convert(t.data)
+                t.array = convert(t.array)
                 if t.grad is not None:
-                    t.grad.data = convert(t.grad.data)
+                    t.grad.array = convert(t.grad.array)
                 if t._accumulator is not None:  # its recorded (shape, dtype, device) must follow the data
                     t._accumulator.outputs_meta = ((t.shape, t.dtype, t.device),)
         return self
@@ -453,7 +453,7 @@ class Module:
         with no_grad():
             for k, new in converted.items():
                 target = own[k]
-                backend.get_array_module(target.data).copyto(target.data, new)
+                backend.get_array_module(target.array).copyto(target.array, new)
                 target._version[0] += 1
         return IncompatibleKeys(missing, unexpected)
 

@@ -79,10 +79,10 @@ class LayerNorm(Module):
     def reset_parameters(self) -> None:
         with no_grad():
             if self.weight is not None:
-                self.weight.data.fill(1)
+                self.weight.array.fill(1)
                 self.weight._version[0] += 1
             if self.bias is not None:
-                self.bias.data.fill(0)
+                self.bias.array.fill(0)
                 self.bias._version[0] += 1
 
     def forward(self, input):  # noqa: A002
@@ -113,7 +113,7 @@ class RMSNorm(Module):
     def reset_parameters(self) -> None:
         if self.weight is not None:
             with no_grad():
-                self.weight.data.fill(1)
+                self.weight.array.fill(1)
                 self.weight._version[0] += 1
 
     def forward(self, input):  # noqa: A002
@@ -165,9 +165,9 @@ class BatchNorm1d(Module):
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             with no_grad():
-                self.running_mean.data.fill(0)
-                self.running_var.data.fill(1)
-                self.num_batches_tracked.data.fill(0)
+                self.running_mean.array.fill(0)
+                self.running_var.array.fill(1)
+                self.num_batches_tracked.array.fill(0)
 
     def forward(self, input):  # noqa: A002
         if input.ndim not in (2, 3):
@@ -179,7 +179,7 @@ class BatchNorm1d(Module):
             )
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data[...] += 1
+            self.num_batches_tracked.array[...] += 1
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)

@@ -11,7 +11,7 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad: bool = True):
         if data is None:
             data = Tensor([])
-        array = data.data if isinstance(data, Tensor) else data
+        array = data.array if isinstance(data, Tensor) else data
         super().__init__(array, requires_grad=requires_grad)
 
     def __repr__(self) -> str:

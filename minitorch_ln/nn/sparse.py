@@ -60,7 +60,7 @@ class Embedding(Module):
     def _fill_padding_idx_with_zero(self) -> None:
         if self.padding_idx is not None:
             with no_grad():
-                self.weight.data[self.padding_idx] = 0
+                self.weight.array[self.padding_idx] = 0
                 self.weight._version[0] += 1
 
     def forward(self, input):  # noqa: A002 - PyTorch's name

@@ -319,7 +319,7 @@ class PositionalEncoding(Module):
         L = x.shape[1] if self.batch_first else x.shape[0]
         if L > self.max_len:
             raise ValueError(f"PositionalEncoding: sequence length {L} exceeds max_len {self.max_len}")
-        pe = Tensor._from_op(self.pe.data[:L].astype(x.dtype, copy=False))  # (L, D)
+        pe = Tensor._from_op(self.pe.array[:L].astype(x.dtype, copy=False))  # (L, D)
         pe = pe if self.batch_first else ops.unsqueeze(pe, 1)  # (L, D) or (L, 1, D)
         return self.dropout(x + pe)
 

@@ -58,9 +58,9 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     if not grads:
         return Tensor._from_op(np.zeros((), dtype=np.float32))
     first_dev = grads[0].device
-    norms = [backend.to_device(_vector_norm(backend.get_array_module(g.data), g.data, norm_type), first_dev)
+    norms = [backend.to_device(_vector_norm(backend.get_array_module(g.array), g.array, norm_type), first_dev)
              for g in grads]
-    xp = backend.get_array_module(grads[0].data)
+    xp = backend.get_array_module(grads[0].array)
     dtype = np.result_type(*[n.dtype for n in norms])
     total_norm = _vector_norm(xp, xp.stack([n.astype(dtype) for n in norms]), norm_type)  # ()
     if error_if_nonfinite and not bool(xp.isfinite(total_norm)):
@@ -71,7 +71,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
         )
     clip_coef = xp.minimum(max_norm / (total_norm + 1e-6), 1.0)  # no `if`: avoids a GPU→CPU sync
     for g in grads:
-        g.data *= backend.to_device(clip_coef, g.device).astype(g.dtype)
+        g.array *= backend.to_device(clip_coef, g.device).astype(g.dtype)
         g._version[0] += 1
     return Tensor._from_op(xp.asarray(total_norm))
 
@@ -80,5 +80,5 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
     """Clamp every gradient in place to ``[-clip_value, clip_value]`` (``torch.nn.utils.clip_grad_value_``)."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        backend.get_array_module(g.data).clip(g.data, -clip_value, clip_value, out=g.data)
+        backend.get_array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)
         g._version[0] += 1

@@ -22,14 +22,14 @@ def promote(a, b, op: str):
     Tensors whose dtype changes are cast with a differentiable ``cast``.
     """
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if a_t and b_t and a.data.dtype == b.data.dtype:
+    if a_t and b_t and a.array.dtype == b.array.dtype:
         return a, b
     # Fast path for the most common case, a float tensor with a Python number: the number takes
     # the tensor's dtype (a NumPy scalar, which CuPy also accepts as an operand).
-    if a_t and type(b) in (float, int) and a.data.dtype.kind == "f":
-        return a, Tensor._from_op(a.data.dtype.type(b))
-    if b_t and type(a) in (float, int) and b.data.dtype.kind == "f":
-        return Tensor._from_op(b.data.dtype.type(a)), b
+    if a_t and type(b) in (float, int) and a.array.dtype.kind == "f":
+        return a, Tensor._from_op(a.array.dtype.type(b))
+    if b_t and type(a) in (float, int) and b.array.dtype.kind == "f":
+        return Tensor._from_op(b.array.dtype.type(a)), b
     ref = a if a_t else b
     if not (a_t or is_scalar(a) or hasattr(a, "shape")) or not (b_t or is_scalar(b) or hasattr(b, "shape")):
         bad = a if not a_t else b
@@ -59,7 +59,7 @@ def _operand(x, is_t, dt, ref):
 
     if is_t:
         return x if x.dtype == dt else cast(x, dt)
-    xp = backend.get_array_module(ref.data)
+    xp = backend.get_array_module(ref.array)
     return Tensor._from_op(xp.asarray(x, dtype=dt))
 
 

@@ -28,7 +28,7 @@ def unbroadcast(grad: Tensor, shape: tuple) -> Tensor:
 def _tensor(x, ref: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    xp = get_array_module(ref.data) if ref is not None else np
+    xp = get_array_module(ref.array) if ref is not None else np
     return Tensor._from_op(xp.asarray(x))
 
 
@@ -54,7 +54,7 @@ def cast(x: Tensor, dtype) -> Tensor:
     if x.dtype == dtype:
         return x
     if dtype.kind != "f":  # integer and bool results carry no gradient (as PyTorch)
-        return Tensor._from_op(x.data.astype(dtype))
+        return Tensor._from_op(x.array.astype(dtype))
     return Cast.apply(x, dtype)
 
 
@@ -513,7 +513,7 @@ class GELU(Function):
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
         if not is_grad_enabled():  # first order: one fused kernel on the arrays
-            return Tensor._from_op(kernels.gelu_bwd(dy.data, x.data, ctx.approximate)), None
+            return Tensor._from_op(kernels.gelu_bwd(dy.array, x.array, ctx.approximate)), None
         if ctx.approximate == "tanh":
             t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
             dudx = _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x * x)
@@ -614,7 +614,7 @@ class Where(Function):
     @staticmethod
     def backward(ctx, dy):
         c = Tensor._from_op(ctx.cond)
-        zero = Tensor._from_op(get_array_module(dy.data).zeros((), dtype=dy.dtype))
+        zero = Tensor._from_op(get_array_module(dy.array).zeros((), dtype=dy.dtype))
         da = unbroadcast(where(c, dy, zero), ctx.shapes[0]) if ctx.needs_input_grad[1] else None
         db = unbroadcast(where(c, zero, dy), ctx.shapes[1]) if ctx.needs_input_grad[2] else None
         return None, da, db
@@ -635,7 +635,7 @@ def _mask_on_device(mask, is_tensor: bool, x: Tensor, op: str):
 
 def where(condition, input, other) -> Tensor:  # noqa: A002
     """``input`` where ``condition`` holds, else ``other`` (broadcast together)."""
-    cond = condition.data if isinstance(condition, Tensor) else condition
+    cond = condition.array if isinstance(condition, Tensor) else condition
     cond = cond if hasattr(cond, "dtype") and hasattr(cond, "shape") else np.asarray(cond)
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
@@ -651,7 +651,7 @@ def where(condition, input, other) -> Tensor:  # noqa: A002
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
     """``x`` with ``value`` where ``mask`` is True; ``mask`` broadcasts to ``x``'s shape."""
-    m = mask.data if isinstance(mask, Tensor) else mask
+    m = mask.array if isinstance(mask, Tensor) else mask
     if getattr(m, "dtype", None) != np.bool_:
         raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
     if broadcast_shape(x.shape, m.shape, "masked_fill") != x.shape:
@@ -661,7 +661,7 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         value = value.to(x.dtype)
     else:
-        value = Tensor._from_op(get_array_module(x.data).asarray(value, dtype=x.dtype))
+        value = Tensor._from_op(get_array_module(x.array).asarray(value, dtype=x.dtype))
     m = _mask_on_device(m, isinstance(mask, Tensor), x, "masked_fill")
     return Where.apply(m, value, x)
 
@@ -679,7 +679,7 @@ def _compare(a, b, fn, name) -> Tensor:
             f"{name}: expected all tensors on the same device, but found tensors on {a.device} and {b.device}; "
             "move them with .to(device) first"
         )
-    return Tensor._from_op(fn(a.data, b.data))
+    return Tensor._from_op(fn(a.array, b.array))
 
 
 def eq(a, b) -> Tensor:
@@ -714,7 +714,7 @@ def ge(a, b) -> Tensor:
 
 def logical_not(x: Tensor) -> Tensor:
     """``~x``: a bool tensor of ``x``'s shape (non-zero is True), no gradient."""
-    return Tensor._from_op(get_array_module(x.data).logical_not(x.data))
+    return Tensor._from_op(get_array_module(x.array).logical_not(x.array))
 
 
 def logical_and(a, b) -> Tensor:
@@ -729,9 +729,9 @@ def logical_or(a, b) -> Tensor:
 
 def isfinite(x: Tensor) -> Tensor:
     """True where ``x`` is neither inf nor NaN (bool, ``x``'s shape, no gradient)."""
-    return Tensor._from_op(get_array_module(x.data).isfinite(x.data))
+    return Tensor._from_op(get_array_module(x.array).isfinite(x.array))
 
 
 def isnan(x: Tensor) -> Tensor:
     """True where ``x`` is NaN (bool, ``x``'s shape, no gradient)."""
-    return Tensor._from_op(get_array_module(x.data).isnan(x.data))
+    return Tensor._from_op(get_array_module(x.array).isnan(x.array))

@@ -67,7 +67,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     require_float(weight, "embedding")
     vocab = weight.shape[0]
     if input.numel():
-        lo, hi = int(input.data.min()), int(input.data.max())
+        lo, hi = int(input.array.min()), int(input.array.max())
         if lo < 0 or hi >= vocab:
             bad = lo if lo < 0 else hi
             raise IndexError(f"embedding: token id {bad} is out of range for a vocabulary of size {vocab} "

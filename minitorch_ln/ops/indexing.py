@@ -30,12 +30,12 @@ def _normalize_index(x: Tensor, index):
     Returns ``(index_tuple, is_basic)``. Raises IndexError (too many indices, out of range, mask of
     the wrong shape) and TypeError (unsupported index types) with what was expected and what came.
     """
-    xp = get_array_module(x.data)
+    xp = get_array_module(x.array)
     items = index if isinstance(index, tuple) else (index,)
     conv = []
     for it in items:
         if isinstance(it, Tensor):
-            it = backend.to_device(it.data, x.device)  # a CPU index tensor for a GPU tensor, as PyTorch allows
+            it = backend.to_device(it.array, x.device)  # a CPU index tensor for a GPU tensor, as PyTorch allows
         elif isinstance(it, list):
             it = xp.asarray(it)
             if it.size == 0:
@@ -161,7 +161,7 @@ def getitem(x: Tensor, index) -> Tensor:
     """
     index, basic = _normalize_index(x, index)
     out = GetItem.apply(x, index, basic)
-    if basic and out.data.base is not None:
+    if basic and out.array.base is not None:
         out._version = x._version
     return out
 
@@ -209,12 +209,12 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     from .elementwise import cast  # noqa: PLC0415
 
     idx, _ = _normalize_index(x, index)
-    xp = get_array_module(x.data)
+    xp = get_array_module(x.array)
     if isinstance(value, Tensor):
         value = cast(value, x.dtype)
     else:
         value = Tensor._from_op(xp.asarray(value, dtype=x.dtype))
-    target_shape = x.data[idx].shape
+    target_shape = x.array[idx].shape
     try:
         ok = np.broadcast_shapes(value.shape, target_shape) == tuple(target_shape)
     except ValueError:
@@ -226,7 +226,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
         )
     if not (is_grad_enabled() and (x.requires_grad or value.requires_grad)):
         x._check_inplace("setitem")
-        x.data[idx] = value.data
+        x.array[idx] = value.array
         x._version[0] += 1
         return x
     return x._inplace("setitem", lambda s: SetItem.apply(s, value, idx))

@@ -95,9 +95,9 @@ class Linear(Function):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         if not is_grad_enabled():  # first order, on the arrays
-            d = dy.data  # (N, out)
-            grads = (d @ weight.data if need_x else None,  # dx (N, in)
-                     d.T @ x.data if need_w else None,  # dW (out, in)
+            d = dy.array  # (N, out)
+            grads = (d @ weight.array if need_x else None,  # dx (N, in)
+                     d.T @ x.array if need_w else None,  # dW (out, in)
                      d.sum(axis=0) if need_b else None)  # db (out,)
             return tuple(None if g is None else Tensor._from_op(g) for g in grads)
         dx = matmul(dy, weight) if need_x else None

@@ -163,7 +163,7 @@ def _vjp(fn, inputs: tuple, cotangents: tuple, create_graph: bool) -> tuple:
     result, it = [], iter(grads)
     for t in inputs:
         g = next(it, None) if t.requires_grad else None
-        result.append(g if g is not None else Tensor._from_op(get_array_module(t.data).zeros_like(t.data)))
+        result.append(g if g is not None else Tensor._from_op(get_array_module(t.array).zeros_like(t.array)))
     return tuple(result)
 
 
@@ -184,7 +184,7 @@ class _ComposedVJP(Function):
         ctx.save_for_backward(*arrays)
         leaves = tuple(Tensor._from_op(a, requires_grad=True) for a in arrays)
         grads = _vjp(fn, leaves[:n_inputs], leaves[n_inputs:], create_graph=False)
-        return tuple(g.data for g in grads)
+        return tuple(g.array for g in grads)
 
     @staticmethod
     def backward(ctx, *cotangents):
@@ -627,7 +627,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         unbiased = batch["var"] * (M / (M - 1))                                  # Bessel's correction
         with no_grad():
             for buf, new in ((running_mean, batch["mean"]), (running_var, unbiased)):
-                buf.data[...] = ((1 - momentum) * buf.data + momentum * new).astype(buf.dtype, copy=False)
+                buf.array[...] = ((1 - momentum) * buf.array + momentum * new).astype(buf.dtype, copy=False)
                 buf._version[0] += 1
     return y
 

@@ -39,7 +39,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - P
     """Sum over ``dim`` (an int, a tuple, or None for all). Integer and bool inputs sum to int64."""
     axes = normalize_dims(dim, x.ndim, "sum")
     if x.dtype.kind in "bui":
-        return Tensor._from_op(x.data.sum(axis=axes, keepdims=keepdim).astype("int64"))
+        return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim).astype("int64"))
     return Sum.apply(x, axes, keepdim)
 
 
@@ -153,7 +153,7 @@ def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     axes = normalize_dims(dim, x.ndim, "amax")
     _check_nonempty(x, axes, "amax")
     if x.dtype.kind != "f":
-        return Tensor._from_op(x.data.max(axis=axes, keepdims=keepdim))
+        return Tensor._from_op(x.array.max(axis=axes, keepdims=keepdim))
     return AMax.apply(x, axes, keepdim)
 
 
@@ -165,7 +165,7 @@ def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     if x.dtype.kind != "f":
         axes = normalize_dims(dim, x.ndim, "amin")
         _check_nonempty(x, axes, "amin")
-        return Tensor._from_op(x.data.min(axis=axes, keepdims=keepdim))
+        return Tensor._from_op(x.array.min(axis=axes, keepdims=keepdim))
     return -amax(-x, dim, keepdim)
 
 
@@ -191,7 +191,7 @@ def _select(x: Tensor, idx, axis: int, keepdim: bool) -> Tensor:
     """``x`` at ``idx`` (int64, ``x``'s shape but ``k`` along ``axis``): values with the gradient routed to them."""
     from .indexing import GetItem  # noqa: PLC0415
 
-    xp = get_array_module(x.data)
+    xp = get_array_module(x.array)
     values = GetItem.apply(x, _along(xp, idx, axis, idx.shape), False)
     return values if keepdim else reshape(values, tuple(s for i, s in enumerate(values.shape) if i != axis))
 
@@ -205,14 +205,14 @@ def _max_min(x, dim, keepdim, largest, op):
         return amax(x) if largest else amin(x)
     axis = normalize_dim(dim, x.ndim, op)
     _check_nonempty(x, (axis,) if x.ndim else (), op)
-    xp = get_array_module(x.data)
+    xp = get_array_module(x.array)
     if x.ndim == 0:
         idx = xp.zeros((), dtype="int64")
         return (MaxResult if largest else MinResult)(x, Tensor._from_op(idx))
-    idx = (xp.argmax if largest else xp.argmin)(x.data, axis=axis)  # first of tied maxima
+    idx = (xp.argmax if largest else xp.argmin)(x.array, axis=axis)  # first of tied maxima
     idx = xp.expand_dims(idx, axis).astype("int64")  # (..., 1, ...)
     values = _select(x, idx, axis, keepdim) if x.dtype.kind == "f" else Tensor._from_op(
-        xp.take_along_axis(x.data, idx, axis) if keepdim else xp.take_along_axis(x.data, idx, axis).squeeze(axis))
+        xp.take_along_axis(x.array, idx, axis) if keepdim else xp.take_along_axis(x.array, idx, axis).squeeze(axis))
     indices = Tensor._from_op(idx if keepdim else idx.squeeze(axis))
     return (MaxResult if largest else MinResult)(values, indices)
 
@@ -239,17 +239,17 @@ def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 
 
 def _arg(x, dim, keepdim, largest, op):
-    xp = get_array_module(x.data)
+    xp = get_array_module(x.array)
     fn = xp.argmax if largest else xp.argmin
     if dim is None:
         _check_nonempty(x, tuple(range(x.ndim)), op)
-        idx = fn(x.data.reshape(-1)).astype("int64")
+        idx = fn(x.array.reshape(-1)).astype("int64")
         return Tensor._from_op(idx.reshape((1,) * x.ndim) if keepdim else idx)
     axis = normalize_dim(dim, x.ndim, op)
     _check_nonempty(x, (axis,) if x.ndim else (), op)
     if x.ndim == 0:
         return Tensor._from_op(xp.zeros((), dtype="int64"))
-    return Tensor._from_op(fn(x.data, axis=axis, keepdims=keepdim).astype("int64"))
+    return Tensor._from_op(fn(x.array, axis=axis, keepdims=keepdim).astype("int64"))
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -314,12 +314,12 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     n = x.shape[axis] if x.ndim else 1
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
         raise ValueError(f"topk: k={k!r} is out of range for dimension {axis} of size {n}")
-    xp = get_array_module(x.data)
+    xp = get_array_module(x.array)
     if x.ndim == 0:
         if k != 1:
             raise ValueError(f"topk: a 0-d tensor has one element, so k must be 1, got {k}")
         return TopkResult(x, Tensor._from_op(xp.zeros((), dtype="int64")))
-    key = x.data
+    key = x.array
     if largest:
         key = -key if x.dtype.kind == "f" else xp.negative(key.astype("int64"))
     kw = {"kind": "stable"} if xp is np else {}
@@ -328,17 +328,17 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if x.dtype.kind == "f":
         values = _select(x, idx, axis, keepdim=True)
     else:
-        values = Tensor._from_op(xp.take_along_axis(x.data, idx, axis))
+        values = Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return TopkResult(values, Tensor._from_op(idx))
 
 
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where any element over ``dim`` is non-zero (bool, no gradient)."""
     axes = normalize_dims(dim, x.ndim, "any")
-    return Tensor._from_op(get_array_module(x.data).any(x.data, axis=axes, keepdims=keepdim))
+    return Tensor._from_op(get_array_module(x.array).any(x.array, axis=axes, keepdims=keepdim))
 
 
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element over ``dim`` is non-zero (bool, no gradient)."""
     axes = normalize_dims(dim, x.ndim, "all")
-    return Tensor._from_op(get_array_module(x.data).all(x.data, axis=axes, keepdims=keepdim))
+    return Tensor._from_op(get_array_module(x.array).all(x.array, axis=axes, keepdims=keepdim))

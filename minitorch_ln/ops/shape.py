@@ -18,7 +18,7 @@ from ._util import normalize_dim, normalize_dims
 
 
 def _share_version(out: Tensor, x: Tensor) -> Tensor:
-    if out.data.base is not None:
+    if out.array.base is not None:
         out._version = x._version
     return out
 

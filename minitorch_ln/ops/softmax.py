@@ -52,11 +52,11 @@ def _fused_rows(x, dim):
 
 def _fused_backward(dy, y, dim, log):
     """First-order backward on the GPU in one kernel (``None`` on the CPU or when recording a graph)."""
-    fused = None if is_grad_enabled() else _fused_rows(y.data, dim)
+    fused = None if is_grad_enabled() else _fused_rows(y.array, dim)
     if fused is None or dy.dtype != y.dtype:
         return None
     C = y.shape[-1]
-    dx = fused.softmax_bwd(dy.data.reshape(-1, C), y.data.reshape(-1, C), log=log)
+    dx = fused.softmax_bwd(dy.array.reshape(-1, C), y.array.reshape(-1, C), log=log)
     return Tensor._from_op(dx.reshape(y.shape))
 
 
@@ -275,9 +275,9 @@ class CrossEntropy(Function):
     def backward(ctx, dy):
         x, target = ctx.saved_tensors
         if getattr(ctx, "lse", None) is not None and not is_grad_enabled():  # the GPU's fused forward
-            return _cross_entropy_fused_backward(ctx, dy.data, x.data, target.data), None, None, None, None, None, None
+            return _cross_entropy_fused_backward(ctx, dy.array, x.array, target.array), None, None, None, None, None, None
         if not ctx.probs and not is_grad_enabled():
-            return _class_index_dx(ctx, dy.data), None, None, None, None, None, None
+            return _class_index_dx(ctx, dy.array), None, None, None, None, None, None
         # probability targets, or create_graph: dense A, and p rebuilt from x so the result is differentiable
         graph = is_grad_enabled()
         if ctx.probs and graph:
@@ -285,9 +285,9 @@ class CrossEntropy(Function):
         elif ctx.probs:
             a = Tensor._from_op(ctx.a)
         else:
-            xp = get_array_module(x.data)
+            xp = get_array_module(x.array)
             weight, ignore_index, eps = ctx.args
-            a = Tensor._from_op(_loss_weights(xp, target.data, weight, ctx.n_classes, ignore_index, ctx.reduction, eps,
+            a = Tensor._from_op(_loss_weights(xp, target.array, weight, ctx.n_classes, ignore_index, ctx.reduction, eps,
                                               x.dtype, False)[0])  # (N, d..., C)
         if ctx.reduction == "none":
             dy = dy.reshape(*a.shape[:-1], 1)  # (N, d..., 1)
@@ -367,7 +367,7 @@ def _check_weight(weight, n_classes, input, op):
         raise ValueError(f"{op}: weight must be a Tensor of shape ({n_classes},), one per class, got {got}")
     if weight.requires_grad and is_grad_enabled():
         raise NotImplementedError(f"{op}: gradients with respect to weight are not supported; pass weight.detach()")
-    return weight.data.astype(input.dtype, copy=False)
+    return weight.array.astype(input.dtype, copy=False)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,  # noqa: A002

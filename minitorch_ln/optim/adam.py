@@ -44,14 +44,14 @@ class Adam(Optimizer):
 
     def _fused_group_step(self, group: dict) -> bool:
         # CUDA parameters: one multi-tensor kernel per group (kernels/cuda_optim.py), same arithmetic
-        if not any(type(p.data).__module__.startswith("cupy") for p in group["params"]):
+        if not any(type(p.array).__module__.startswith("cupy") for p in group["params"]):
             return False
         from ..kernels import cuda_optim  # noqa: PLC0415 - only reached with CuPy arrays
 
         return cuda_optim.adam_group_step(self, group)
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
-        xp = get_array_module(p.data)
+        xp = get_array_module(p.array)
         lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         if not state:
             state["step"] = 0
@@ -61,7 +61,7 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = self._zeros_like(p)
         state["step"] += 1
         t = state["step"]
-        param, m, v = p.data, state["exp_avg"].data, state["exp_avg_sq"].data
+        param, m, v = p.array, state["exp_avg"].array, state["exp_avg_sq"].array
         if group["maximize"]:
             grad = -grad
         if weight_decay != 0:
@@ -78,7 +78,7 @@ class Adam(Optimizer):
         bias_correction2_sqrt = (1 - beta2**t) ** 0.5
         step_size = lr / bias_correction1
         if group["amsgrad"]:
-            v_max = state["max_exp_avg_sq"].data
+            v_max = state["max_exp_avg_sq"].array
             xp.maximum(v_max, v, out=v_max)
             v = v_max
         denom = xp.sqrt(v)  # (*p.shape), the one temporary besides `update`

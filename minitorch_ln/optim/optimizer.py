@@ -1,7 +1,7 @@
 """``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and PyTorch-layout state dicts.
 
 A subclass gives its defaults and one method, ``_update(p, grad, state, group)``, which changes the
-array ``p.data`` in place from the array ``grad``. Updates are raw array arithmetic (no graph is
+array ``p.array`` in place from the array ``grad``. Updates are raw array arithmetic (no graph is
 recorded: an optimizer step is not part of the model), written to run on NumPy and CuPy alike.
 
 The state dict has PyTorch's layout::
@@ -33,7 +33,7 @@ _required = object()  # a default that must be given (PyTorch's ``required``)
 def _as_array(value, key):
     """A state value (Tensor, array, PyTorch tensor) as an array, without importing PyTorch."""
     if isinstance(value, Tensor):
-        return value.data
+        return value.array
     if hasattr(value, "detach") and hasattr(value, "cpu"):
         return value.detach().cpu().numpy()
     if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -133,7 +133,7 @@ class Optimizer:
                     continue
                 if p.grad.shape != p.shape:
                     raise RuntimeError(f"a gradient of shape {tuple(p.grad.shape)} for a parameter of shape {tuple(p.shape)}")
-                self._update(p, p.grad.data, self.state[p], group)
+                self._update(p, p.grad.array, self.state[p], group)
                 p._version[0] += 1  # the parameter changed in place: saved copies of it are now stale
         return loss
 
@@ -147,7 +147,7 @@ class Optimizer:
     @staticmethod
     def _zeros_like(p) -> Tensor:
         """A state buffer of zeros on ``p``'s device with ``p``'s dtype."""
-        return Tensor._from_op(backend.get_array_module(p.data).zeros_like(p.data))
+        return Tensor._from_op(backend.get_array_module(p.array).zeros_like(p.array))
 
     # ------------------------------------------------------------------ state dicts
     def state_dict(self) -> dict:
@@ -163,7 +163,7 @@ class Optimizer:
             start += len(group["params"])
             groups.append(packed)
         state = {
-            index[id(p)]: {k: (Tensor._from_op(v.data.copy()) if isinstance(v, Tensor) else v) for k, v in s.items()}
+            index[id(p)]: {k: (Tensor._from_op(v.array.copy()) if isinstance(v, Tensor) else v) for k, v in s.items()}
             for p, s in self.state.items() if id(p) in index
         }
         return {"state": state, "param_groups": groups}

@@ -42,7 +42,7 @@ class SGD(Optimizer):
     def _update(self, p, grad, state: dict, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-        param = p.data
+        param = p.array
         if group["maximize"]:
             grad = -grad
         if weight_decay != 0:
@@ -50,9 +50,9 @@ class SGD(Optimizer):
         if momentum != 0:
             if "momentum_buffer" not in state:
                 state["momentum_buffer"] = Tensor._from_op(grad.copy())
-                buf = state["momentum_buffer"].data
+                buf = state["momentum_buffer"].array
             else:
-                buf = state["momentum_buffer"].data
+                buf = state["momentum_buffer"].array
                 buf *= momentum
                 buf += (1 - dampening) * grad
             grad = grad + momentum * buf if nesterov else buf
