@@ -15,6 +15,10 @@ import minitorch_ln as mt
 
 torch = pytest.importorskip("torch")
 
+# One tolerance rule for every comparison with PyTorch (ops and modules alike):
+#     |ours - torch| <= atol · scale + rtol · |torch|,   scale = max(1, max |torch|)
+# The absolute part is relative to the largest reference magnitude, so that an error of 1e-5 on
+# entries of size 30 counts as float32 rounding, not as a bug; NaN must sit where PyTorch's are.
 TOL = {
     np.dtype(np.float64): dict(rtol=1e-10, atol=1e-10),
     np.dtype(np.float32): dict(rtol=1e-5, atol=1e-5),
@@ -35,9 +39,31 @@ def to_numpy(x):
     return x.detach().cpu().numpy()
 
 
+def assert_close(ours, theirs, dtype, what, rtol=None, atol=None):
+    """Assert ``ours`` (a minitorch_ln Tensor or array) equals ``theirs`` (a torch tensor or array) by
+    the one rule above; returns the largest absolute difference."""
+    a = ours if isinstance(ours, np.ndarray) else to_numpy(ours)
+    b = theirs if isinstance(theirs, np.ndarray) else to_numpy(theirs)
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} vs torch {b.shape}"
+    tol = TOL.get(np.dtype(dtype), dict(rtol=0.0, atol=0.0))
+    rtol = tol["rtol"] if rtol is None else rtol
+    atol = tol["atol"] if atol is None else atol
+    finite = np.isfinite(b)
+    scale = max(1.0, float(np.abs(b[finite]).max())) if finite.any() else 1.0
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol * scale, err_msg=what)
+    both = np.isfinite(a) & finite
+    return float(np.abs(a[both] - b[both]).max()) if both.any() else 0.0
+
+
 def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", rtol=None, atol=None, seed=0,
                        check_dtype=True):
-    """Run ``ours(*mt_tensors)`` and ``theirs(*torch_tensors)`` and compare values and gradients.
+    """Run ``ours(*mt_tensors)`` and ``theirs(*torch_tensors)``; compare outputs and every gradient.
+
+    Checks, for each output: shape, dtype (unless ``check_dtype=False``), values, and that it
+    requires grad exactly when PyTorch's does (an op that drops its graph fails here). Then one
+    random upstream gradient per differentiable output goes back through both, and the gradient
+    of every input that requires grad is compared.
 
     Args:
         arrays: NumPy arrays (or Python scalars passed to both functions as they are).
@@ -54,22 +80,20 @@ def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", r
     out_m, out_t = ours(*ours_in), theirs(*theirs_in)
     out_m = out_m if isinstance(out_m, tuple) else (out_m,)
     out_t = out_t if isinstance(out_t, tuple) else (out_t,)
-    assert len(out_m) == len(out_t)
+    assert len(out_m) == len(out_t), f"{len(out_m)} outputs vs torch {len(out_t)}"
     for i, (m, t) in enumerate(zip(out_m, out_t)):
         assert tuple(m.shape) == tuple(t.shape), f"output {i}: shape {tuple(m.shape)} vs torch {tuple(t.shape)}"
         if check_dtype:
             assert str(m.dtype) == str(t.dtype).replace("torch.", ""), f"output {i}: dtype {m.dtype} vs torch {t.dtype}"
-        tol = TOL.get(np.dtype(m.dtype), dict(rtol=0, atol=0))
-        np.testing.assert_allclose(to_numpy(m).astype(np.float64), to_numpy(t).astype(np.float64),
-                                   rtol=rtol if rtol is not None else tol["rtol"],
-                                   atol=atol if atol is not None else tol["atol"], err_msg=f"output {i}")
-    diff_m = [(o, t) for o, t in zip(out_m, out_t) if o.requires_grad]
-    if not diff_m:
-        return tuple(to_numpy(o) for o in out_m), tuple(to_numpy(t) for t in out_t)
-    rng = np.random.default_rng(seed)
-    ups = [rng.standard_normal(o.shape).astype(o.dtype) for o, _ in diff_m]
-    mt.autograd.backward([o for o, _ in diff_m], [mt.tensor(u, device=device) for u in ups])
-    torch.autograd.backward([t for _, t in diff_m], [to_torch(u, device=t.device) for u, (_, t) in zip(ups, diff_m)])
+        assert m.requires_grad == t.requires_grad, (
+            f"output {i}: requires_grad={m.requires_grad}, torch's is {t.requires_grad}")
+        assert_close(m, t, m.dtype, f"output {i}", rtol, atol)
+    diff = [(o, t) for o, t in zip(out_m, out_t) if t.requires_grad]
+    if diff:
+        rng = np.random.default_rng(seed)
+        ups = [rng.standard_normal(o.shape).astype(o.dtype) for o, _ in diff]
+        mt.autograd.backward([o for o, _ in diff], [mt.tensor(u, device=device) for u in ups])
+        torch.autograd.backward([t for _, t in diff], [to_torch(u, device=t.device) for u, (_, t) in zip(ups, diff)])
     for i, (m, t) in enumerate(zip(ours_in, theirs_in)):
         if not (isinstance(m, mt.Tensor) and m.requires_grad):
             continue
@@ -77,11 +101,8 @@ def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", r
             assert m.grad is None or np.all(to_numpy(m.grad) == 0), f"input {i}: torch has no grad"
             continue
         assert m.grad is not None, f"input {i}: no gradient, torch has one"
-        assert m.grad.shape == tuple(t.grad.shape)
-        tol = TOL[np.dtype(m.dtype)]
-        np.testing.assert_allclose(to_numpy(m.grad).astype(np.float64), to_numpy(t.grad).astype(np.float64),
-                                   rtol=rtol if rtol is not None else tol["rtol"],
-                                   atol=atol if atol is not None else tol["atol"], err_msg=f"grad of input {i}")
+        assert m.grad.shape == tuple(t.grad.shape), f"grad of input {i}: shape {m.grad.shape} vs {tuple(t.grad.shape)}"
+        assert_close(m.grad, t.grad, m.dtype, f"grad of input {i}", rtol, atol)
     return tuple(to_numpy(o) for o in out_m), tuple(to_numpy(t) for t in out_t)
 
 
