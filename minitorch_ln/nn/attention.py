@@ -27,7 +27,7 @@ from .. import ops
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import device_of, generator, get_array_module
-from ..ops.elementwise import unbroadcast
+from ..ops.shape import unbroadcast
 from ..tensor import Tensor, empty
 from . import functional as F
 from . import init

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from .conversion import cast
 
 
 def is_scalar(x) -> bool:
@@ -55,8 +56,6 @@ def promote(a, b, op: str):
 
 
 def _operand(x, is_t, dt, ref):
-    from .elementwise import cast  # noqa: PLC0415
-
     if is_t:
         return x if x.dtype == dt else cast(x, dt)
     xp = backend.get_array_module(ref.array)

@@ -17,12 +17,8 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
-from .shape import SumTo
-
-
-def unbroadcast(grad: Tensor, shape: tuple) -> Tensor:
-    """Sum a gradient of a broadcast result back to an input's ``shape`` (the one place it is done)."""
-    return grad if grad.shape == shape else SumTo.apply(grad, tuple(shape))  # trusted: skips sum_to's check
+from .conversion import cast, clone, to_device  # noqa: F401 - re-exported
+from .shape import unbroadcast
 
 
 def _tensor(x, ref: Tensor | None = None) -> Tensor:
@@ -30,63 +26,6 @@ def _tensor(x, ref: Tensor | None = None) -> Tensor:
         return x
     xp = get_array_module(ref.array) if ref is not None else np
     return Tensor._from_op(xp.asarray(x))
-
-
-# ==================================================================================================
-# dtype and device moves
-# ==================================================================================================
-
-
-class Cast(Function):
-    @staticmethod
-    def forward(ctx, x, dtype):
-        ctx.in_dtype = x.dtype
-        return x.astype(dtype)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return (cast(dy, ctx.in_dtype) if ctx.in_dtype.kind == "f" else None), None
-
-
-def cast(x: Tensor, dtype) -> Tensor:
-    """``x`` converted to ``dtype`` (differentiable between float dtypes)."""
-    dtype = backend.as_dtype(dtype)
-    if x.dtype == dtype:
-        return x
-    if dtype.kind != "f":  # integer and bool results carry no gradient (as PyTorch)
-        return Tensor._from_op(x.array.astype(dtype))
-    return Cast.apply(x, dtype)
-
-
-class ToDevice(Function):
-    @staticmethod
-    def forward(ctx, x, dev):
-        ctx.in_device = backend.device_of(x)
-        return backend.to_device(x, dev)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return to_device(dy, ctx.in_device), None
-
-
-def to_device(x: Tensor, dev) -> Tensor:
-    """``x`` copied to device ``dev`` (differentiable: the gradient comes back to ``x``'s device)."""
-    return ToDevice.apply(x, backend.device(dev))
-
-
-class Clone(Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x.copy()
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy
-
-
-def clone(x: Tensor) -> Tensor:
-    """A copy of ``x`` (same shape and dtype) with its own memory; differentiable (the gradient passes unchanged)."""
-    return Clone.apply(x)
 
 
 # ==================================================================================================

@@ -15,7 +15,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import promote
-from .elementwise import unbroadcast
+from .shape import unbroadcast
 from .shape import reshape, transpose, unsqueeze, squeeze
 
 

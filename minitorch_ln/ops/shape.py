@@ -152,6 +152,11 @@ class SumTo(Function):
         return broadcast_to(dy, ctx.in_shape), None
 
 
+def unbroadcast(grad: Tensor, shape: tuple) -> Tensor:
+    """Sum a gradient of a broadcast result back to an input's ``shape`` (the one place it is done)."""
+    return grad if grad.shape == shape else SumTo.apply(grad, tuple(shape))  # trusted: skips sum_to's check
+
+
 def sum_to(x: Tensor, shape) -> Tensor:
     """Sum ``x`` over the axes a broadcast from ``shape`` to ``x.shape`` would have repeated.
 

@@ -1,0 +1,61 @@
+"""Conversions: ``cast`` (dtype), ``to_device``, ``clone``. Each is differentiable between float dtypes
+and devices: the gradient goes back to the input's dtype and device.
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd.function import Function
+from ..tensor import Tensor
+
+
+class Cast(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.in_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return (cast(dy, ctx.in_dtype) if ctx.in_dtype.kind == "f" else None), None
+
+
+def cast(x: Tensor, dtype) -> Tensor:
+    """``x`` converted to ``dtype`` (differentiable between float dtypes)."""
+    dtype = backend.as_dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    if dtype.kind != "f":  # integer and bool results carry no gradient (as PyTorch)
+        return Tensor._from_op(x.array.astype(dtype))
+    return Cast.apply(x, dtype)
+
+
+class ToDevice(Function):
+    @staticmethod
+    def forward(ctx, x, dev):
+        ctx.in_device = backend.device_of(x)
+        return backend.to_device(x, dev)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return to_device(dy, ctx.in_device), None
+
+
+def to_device(x: Tensor, dev) -> Tensor:
+    """``x`` copied to device ``dev`` (differentiable: the gradient comes back to ``x``'s device)."""
+    return ToDevice.apply(x, backend.device(dev))
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy of ``x`` (same shape and dtype) with its own memory; differentiable (the gradient passes unchanged)."""
+    return Clone.apply(x)
