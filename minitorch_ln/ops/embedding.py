@@ -1,7 +1,7 @@
 """Embedding lookup: gather rows of a ``(V, D)`` table; the backward scatter-adds into the table.
 
 A token id that occurs several times in a batch uses its row several times, so its gradient is the
-*sum* of the gradients of every occurrence: ``backend.scatter_add`` (``np.add.at`` /
+*sum* of the gradients of every occurrence: ``kernels.scatter.scatter_add`` (``np.add.at`` /
 ``cupyx.scatter_add``), never ``dweight[ids] = dy``, which would keep only one of them.
 """
 
@@ -12,6 +12,7 @@ import numbers
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import require_float
 
@@ -35,7 +36,7 @@ class EmbeddingBackward(Function):
         xp = get_array_module(dy)
         ctx.ids, ctx.padding_idx = ids, padding_idx
         dweight = xp.zeros((num_embeddings, dy.shape[-1]), dtype=dy.dtype)  # (V, D)
-        backend.scatter_add(dweight, ids.reshape(-1), dy.reshape(-1, dy.shape[-1]))
+        scatter_add(dweight, ids.reshape(-1), dy.reshape(-1, dy.shape[-1]))
         if padding_idx is not None:
             dweight[padding_idx] = 0
         return dweight

@@ -1,7 +1,7 @@
 """Indexing and joining: ``x[index]``, ``x[index] = v``, ``cat``, ``stack``, ``split``, ``chunk``, ``triu``, ``tril``.
 
 ``x[index]`` gathers; its backward is the adjoint, a scatter-*add* into zeros of ``x``'s shape, so
-an element picked twice (``x[[0, 0]]``) receives both gradients (``backend.scatter_add``; a plain
+an element picked twice (``x[[0, 0]]``) receives both gradients (``kernels.scatter.scatter_add``; a plain
 ``dx[index] = dy`` would keep only one). Basic indexing (ints, slices, ``None``, ``...``) returns a
 view that shares ``x``'s version counter, as in PyTorch.
 """
@@ -16,6 +16,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
+from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import normalize_dim, promote
 
@@ -140,7 +141,7 @@ class IndexBackward(Function):
         if basic:
             dx[index] = dy  # ints and slices never pick an element twice
         else:
-            backend.scatter_add(dx, index, dy)
+            scatter_add(dx, index, dy)
         return dx
 
     @staticmethod
