@@ -18,6 +18,7 @@ import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
 from minitorch_ln.kernels import cuda_common, cuda_layernorm, cuda_optim, cuda_softmax
 from minitorch_ln.kernels import layernorm as oracle
+from minitorch_ln.kernels.layernorm import stat_dtype
 
 pytestmark = pytest.mark.skipif(not cuda_emu.compiler_available(), reason="the CUDA emulator needs g++")
 
@@ -33,8 +34,8 @@ def emulator():
             for kind, budget in (("ln_fwd", cuda_layernorm.FWD_ELEMENTS), ("ln_bwd", cuda_layernorm.BWD_ELEMENTS)):
                 vec, items, wpr, _ = cuda_layernorm.row_config(D, dt, budget)
                 names.add(f"{kind}<{ct}, {cp}, {vec}, {items}, {wpr}>")
-        names.add(f"ln_param_grads<{cuda_common.CTYPE[cuda_common.acc_dtype(dt)]}, {cp}>")
-        names.add(f"ln_param_grads<{cuda_common.CTYPE[cuda_common.acc_dtype(dt)]}, {ct}>")
+        names.add(f"ln_param_grads<{cuda_common.CTYPE[stat_dtype(dt)]}, {cp}>")
+        names.add(f"ln_param_grads<{cuda_common.CTYPE[stat_dtype(dt)]}, {ct}>")
     sm_names = set(cuda_softmax.example_kernels())
     for t in ("float", "double", "half_t"):
         for C in (10, 300, 2000):
@@ -217,7 +218,7 @@ def test_cross_entropy_matches_cpu_ops(emulator, dtype, N, C, label_smoothing, r
     dloss = rng.standard_normal(N)
     rows.backward(mt.tensor(dloss))
     loss, lse = cuda_softmax.cross_entropy_fwd(x, target, -100, label_smoothing)
-    assert loss.dtype == cuda_common.acc_dtype(dtype) and loss.shape == (N,)
+    assert loss.dtype == stat_dtype(dtype) and loss.shape == (N,)
     tol = 1e-5 if dtype != np.float16 else 1e-3
     assert rel_err(loss, rows.detach().numpy()) < tol
     assert loss[N // 2] == 0
@@ -330,8 +331,8 @@ def gpu_branches(emulator, monkeypatch):
         return cuda_softmax if ok else None
 
     monkeypatch.setattr(softmax_ops, "_fused_rows", fused_rows)
-    real_impl = kernels._impl
-    monkeypatch.setattr(kernels, "_impl", lambda name, a: getattr(cuda_layernorm, name, None) or real_impl(name, a))
+    real_pick = kernels.pick
+    monkeypatch.setattr(kernels, "pick", lambda name, a: getattr(cuda_layernorm, name, None) or real_pick(name, a))
     monkeypatch.setattr(cuda_optim, "_on_gpu", lambda a: True)
     return emulator
 

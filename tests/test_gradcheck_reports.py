@@ -13,6 +13,7 @@ from minitorch_ln.autograd import (
 )
 from minitorch_ln.autograd.check_reports import layer_norm_term_check
 from minitorch_ln.kernels import layernorm as K
+from minitorch_ln.kernels import layernorm_forms
 from minitorch_ln.tensor import Tensor
 
 PLANTS = {  # term key -> (label the report must name, the bug)
@@ -103,7 +104,7 @@ def ln_inputs(shape=(2, 3, 4), dtype=np.float64, offset=0.0, scale=1.0, seed=0):
 # ---------------------------------------------------------------------------- term by term
 def test_the_copy_and_the_library_terms_pass_term_by_term():
     x, w, b = ln_inputs()
-    for terms_fn in (K.layer_norm_bwd_terms, copied_layer_norm_bwd_terms):
+    for terms_fn in (layernorm_forms.layer_norm_bwd_terms, copied_layer_norm_bwd_terms):
         report = check_layer_norm_terms(x, w, b, terms_fn=terms_fn)
         assert report.ok and report.failed == [] and report.culprit() is None
         assert [r["label"] for r in report.rows] == ["dβ (dbias)", "dγ (dweight)", "dx term 1", "dx term 2",
@@ -134,7 +135,7 @@ def test_a_wrong_combination_of_right_terms_is_told_apart():
     dy = np.random.default_rng(3).standard_normal(x.shape)
     x2, mean = x.array.reshape(-1, 4), x.array.reshape(-1, 4).mean(1, keepdims=True)
     rstd = 1 / np.sqrt(((x2 - mean) ** 2).mean(1, keepdims=True) + 1e-5)
-    t = K.layer_norm_bwd_terms(dy.reshape(-1, 4), x2, w.array, mean, rstd)
+    t = layernorm_forms.layer_norm_bwd_terms(dy.reshape(-1, 4), x2, w.array, mean, rstd)
     report = check_layer_norm_terms(x, w, b, dy=dy, dx=t["dx_direct"] + t["dx_via_mean"])  # term 3 dropped
     assert report.failed == [] and not report.ok
     assert "the bug is in how the backward combines them" in str(report)

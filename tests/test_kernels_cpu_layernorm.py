@@ -18,11 +18,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minitorch_ln import kernels
+from minitorch_ln.kernels import batchnorm as numpy_bn
 from minitorch_ln.kernels import layernorm as numpy_kernels
+from minitorch_ln.kernels import rmsnorm as numpy_rms
 
 cpu = pytest.importorskip("minitorch_ln.kernels.cpu_layernorm")
 if not cpu.AVAILABLE:  # pragma: no cover
     pytest.skip("Numba is not installed", allow_module_level=True)
+from minitorch_ln.kernels import _numba, cpu_batchnorm as cpu_bn  # noqa: E402
 
 
 def _both(x, w, b, dy, eps=1e-5):
@@ -72,11 +75,11 @@ def test_compiled_rms_norm_and_batch_norm_equal_numpy_kernels(R, D, L, dtype, af
     w_rms = rng.standard_normal(D).astype(dtype) if affine else None
     w_bn, b_bn = (rng.standard_normal(D).astype(dtype), rng.standard_normal(D).astype(dtype)) if affine else (None, None)
     results = []
-    for impl in (cpu, numpy_kernels):
-        y, rstd = impl.rms_norm_fwd(x, w_rms, 1e-6)
-        yb, mean, rstd_b, var = impl.batch_norm_fwd_ncl(x3, w_bn, b_bn, 1e-5)
-        results.append((y, rstd, *impl.rms_norm_bwd(dy, x, w_rms, rstd),
-                        yb, mean, rstd_b, var, *impl.batch_norm_bwd_ncl(dy3, x3, w_bn, mean, rstd_b)))
+    for rms, bn in ((cpu, cpu_bn), (numpy_rms, numpy_bn)):
+        y, rstd = rms.rms_norm_fwd(x, w_rms, 1e-6)
+        yb, mean, rstd_b, var = bn.batch_norm_fwd_ncl(x3, w_bn, b_bn, 1e-5)
+        results.append((y, rstd, *rms.rms_norm_bwd(dy, x, w_rms, rstd),
+                        yb, mean, rstd_b, var, *bn.batch_norm_bwd_ncl(dy3, x3, w_bn, mean, rstd_b)))
     names = ("rms y", "rms rstd", "rms dx", "rms dweight", "bn y", "bn mean", "bn rstd", "bn var",
              "bn dx", "bn dweight", "bn dbias")
     for name, c, r in zip(names, *results):
@@ -91,7 +94,7 @@ def test_compiled_rms_norm_and_batch_norm_equal_numpy_kernels(R, D, L, dtype, af
 def test_compiled_loops_really_run(rng):
     kernels.set_cpu_kernels("numba")
     x = rng.standard_normal((5, 8)).astype(np.float32)
-    assert kernels._impl("layer_norm_fwd", x) is cpu.layer_norm_fwd
+    assert kernels.pick("layer_norm_fwd", x) is cpu.layer_norm_fwd
     y, mean, rstd = kernels.layer_norm_fwd(x, None, None, 1e-5)
     kernels.layer_norm_bwd(x, x, np.ones(8, np.float32), mean, rstd)
     compiled_for = [sig[0] for sig in cpu._layer_norm_fwd_rows.signatures]
@@ -100,7 +103,7 @@ def test_compiled_loops_really_run(rng):
     kernels.rms_norm_bwd(x, x, None, kernels.rms_norm_fwd(x, None, 1e-6)[1])
     x3 = x.reshape(5, 2, 4)
     kernels.batch_norm_bwd_ncl(x3, x3, None, *kernels.batch_norm_fwd_ncl(x3, None, None, 1e-5)[1:3])
-    for loop in (cpu._rms_norm_fwd_rows, cpu._rms_norm_bwd_rows, cpu._batch_norm_fwd_ncl, cpu._batch_norm_bwd_ncl):
+    for loop in (cpu._rms_norm_fwd_rows, cpu._rms_norm_bwd_rows, cpu_bn._batch_norm_fwd_ncl, cpu_bn._batch_norm_bwd_ncl):
         assert loop.signatures, loop
 
 
@@ -161,7 +164,7 @@ def test_set_cpu_kernels_choices_and_errors(monkeypatch):
     try:
         kernels.set_cpu_kernels("numpy")
         assert kernels.get_cpu_kernels() == "numpy"
-        assert kernels._impl("layer_norm_fwd", np.zeros((1, 2))) is numpy_kernels.layer_norm_fwd
+        assert kernels.pick("layer_norm_fwd", np.zeros((1, 2))) is numpy_kernels.layer_norm_fwd
         with pytest.raises(ValueError, match=r"expected one of \('numba', 'numpy'\), got 'c'"):
             kernels.set_cpu_kernels("c")
         monkeypatch.setattr(kernels, "_numba_importable", lambda: False)
@@ -232,12 +235,12 @@ def test_jit_compiles_without_a_cache_where_numba_can_write_none(monkeypatch):
             raise RuntimeError("cannot cache function 'f': no locator available for file 'f.py'")
         return lambda fn: ("compiled", fn)
 
-    monkeypatch.setattr(cpu, "numba", type("FakeNumba", (), {"njit": staticmethod(njit)}))
+    monkeypatch.setattr(_numba, "numba", type("FakeNumba", (), {"njit": staticmethod(njit)}))
 
     def f():
         pass
 
-    assert cpu._jit(f) == ("compiled", f)
+    assert _numba.jit(f) == ("compiled", f)
     assert calls == [True, False]
 
 
@@ -253,9 +256,9 @@ def test_kernel_arguments_that_do_not_fit_x_are_refused(rng):
         (lambda: cpu.layer_norm_bwd(x, x, None, mean, rstd[:, 0]), "expected rstd of shape (4, 1)"),
         (lambda: cpu.rms_norm_fwd(x, np.ones(3), 1e-6), "rms_norm_fwd: expected weight of shape (8,)"),
         (lambda: cpu.rms_norm_bwd(x, x, None, rstd[:2]), "rms_norm_bwd: expected rstd of shape (4, 1)"),
-        (lambda: cpu.batch_norm_fwd_ncl(x.reshape(2, 4, 4), np.ones(3), None, 1e-5),
+        (lambda: cpu_bn.batch_norm_fwd_ncl(x.reshape(2, 4, 4), np.ones(3), None, 1e-5),
          "batch_norm_fwd_ncl: expected weight of shape (4,) for x of shape (2, 4, 4), got (3,)"),
-        (lambda: cpu.batch_norm_bwd_ncl(x.reshape(2, 4, 4), x.reshape(2, 4, 4), None, mean[:2], rstd),
+        (lambda: cpu_bn.batch_norm_bwd_ncl(x.reshape(2, 4, 4), x.reshape(2, 4, 4), None, mean[:2], rstd),
          "batch_norm_bwd_ncl: expected mean of shape (4, 1)"),
         (lambda: cpu.layer_norm_fwd(np.ones((2, 1 << 20), np.float32), np.ones(1, np.float32), None, 1e-5),
          "expected weight of shape (1048576,)"),  # once a segmentation fault: reading 4 MB past γ

@@ -1,14 +1,10 @@
-"""The normalization kernels on raw arrays: compact form vs chain rule, the backward's terms, numerics, threads.
+"""The normalization kernels on raw arrays: compact form vs chain rule, the backward's terms, numerics.
 
 The kernel interface (``minitorch_ln/kernels/__init__.py``) is checked here on NumPy arrays, once
 with each CPU implementation (the compiled loops of ``cpu_layernorm`` and the NumPy kernels of
 ``layernorm``: the ``cpu_kernels`` fixture), and, with a GPU, on CuPy arrays (whatever
 implementation ``kernels`` dispatches to there).
 """
-
-import multiprocessing
-import os
-import threading
 
 import numpy as np
 import pytest
@@ -244,101 +240,6 @@ def test_variance_is_two_pass_not_expectation_of_squares():
     x = (np.float32(3e3) + np.array([[0, 1, 2, 3]], np.float32))
     _, _, rstd = kernels.layer_norm_fwd(x, None, None, 1e-12)
     np.testing.assert_allclose(rstd, 1 / np.sqrt(1.25), rtol=1e-6)
-
-
-# ==================================================================================================
-# Blocks and threads (CPU)
-# ==================================================================================================
-
-
-@pytest.fixture
-def small_blocks(monkeypatch):
-    monkeypatch.setattr(K, "BLOCK_ELEMENTS", 64)  # many blocks from a small array
-    yield
-    K.set_num_threads(K._default_threads())
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
-def test_blocks_and_threads_change_nothing(dtype, small_blocks, rng):
-    x, w, b, dy = _case(rng, 50, 12, dtype)
-    results = []
-    for threads in (1, 2, 3):
-        K.set_num_threads(threads)
-        y, mean, rstd = kernels.layer_norm_fwd(x, w, b, 1e-5)
-        results.append((y, mean, rstd, *kernels.layer_norm_bwd(dy, x, w, mean, rstd),
-                        *kernels.rms_norm_fwd(x, w, 1e-5)))
-    for other in results[1:]:  # bitwise: the same blocks, summed in the same order
-        for a, c in zip(results[0], other):
-            np.testing.assert_array_equal(a, c)
-    K.BLOCK_ELEMENTS = 1 << 20  # one block: the same values up to rounding
-    y1, _, _ = kernels.layer_norm_fwd(x, w, b, 1e-5)
-    np.testing.assert_allclose(y1.astype(np.float64), results[0][0].astype(np.float64), rtol=1e-3 if dtype == np.float16 else 1e-6)
-
-
-def test_blocks_keep_the_partial_sums_small_for_long_rows():
-    # At least MIN_BLOCK_ROWS rows a block: dγ/dβ partial sums (blocks, D) stay <= 1/16 of dx.
-    assert K.rows_per_block(500, 100_000) == K.MIN_BLOCK_ROWS == 16
-    assert K.rows_per_block(4096, 768) == (1 << 16) // 768        # 85 rows: 256 KB of float32
-    assert K.rows_per_block(10, 20) == 10                          # a small input is one block
-
-
-def test_bad_thread_count_in_the_environment_warns(monkeypatch):
-    for env, expected in (("3", 3), (" 2", 2), ("0", None), ("-2", None), ("abc", None), ("3.5", None)):
-        monkeypatch.setenv("MINITORCH_LN_NUM_THREADS", env)
-        if expected is None:
-            with pytest.warns(UserWarning, match=f"MINITORCH_LN_NUM_THREADS: expected a positive integer, got {env!r}"):
-                assert K._default_threads() == max(1, min(os.cpu_count() or 1, 4))
-        else:
-            assert K._default_threads() == expected
-
-
-def test_set_num_threads_while_other_threads_run_kernels(rng):
-    # Changing the thread count drops the pool; a kernel call running on it finishes there.
-    x, w, b, dy = _case(rng, 2000, 64, np.float32)
-    ref = kernels.layer_norm_fwd(x, w, b, 1e-5)[0]
-    errors, stop = [], threading.Event()
-
-    def worker():
-        try:
-            while not stop.is_set():
-                np.testing.assert_array_equal(kernels.layer_norm_fwd(x, w, b, 1e-5)[0], ref)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-
-    threads = [threading.Thread(target=worker) for _ in range(3)]
-    for t in threads:
-        t.start()
-    try:
-        for n in [2, 3, 1, 4, 2] * 4:
-            K.set_num_threads(n)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-        K.set_num_threads(K._default_threads())
-    assert errors == []
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_a_forked_child_runs_kernels_on_threads_of_its_own(rng):
-    # The parent's pool has threads; a forked child has none of them, and once hung on its first
-    # large op waiting for them.
-    x, w, b, _ = _case(rng, 2000, 64, np.float32)
-    K.set_num_threads(2)
-    try:
-        ref = kernels.layer_norm_fwd(x, w, b, 1e-5)[0]      # the pool now exists
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(1) as pool:
-            child = pool.apply_async(kernels.layer_norm_fwd, (x, w, b, 1e-5)).get(timeout=60)[0]
-        np.testing.assert_array_equal(child, ref)
-    finally:
-        K.set_num_threads(K._default_threads())
-
-
-def test_set_num_threads_rejects_bad_values():
-    for bad in (0, -1, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="expected an int >= 1"):
-            kernels.set_num_threads(bad)
 
 
 # ==================================================================================================

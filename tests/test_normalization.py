@@ -17,9 +17,9 @@ import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
 from minitorch_ln import nn
 from minitorch_ln.autograd import grad, gradcheck, gradgradcheck
-from minitorch_ln.ops.normalization import (
-    batch_norm_composed, layer_norm_composed, rms_norm_composed,
-)
+from minitorch_ln.ops.batch_norm import batch_norm_composed
+from minitorch_ln.ops.layer_norm import layer_norm_composed
+from minitorch_ln.ops.rms_norm import rms_norm_composed
 
 from helpers import compare_with_torch, t64, to_numpy, torch
 

@@ -168,7 +168,7 @@ def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_f
             wrong size; ``terms_fn``'s dict lacks a key.
     """
     if terms_fn is None:
-        from ..kernels.layernorm import layer_norm_bwd_terms as terms_fn  # noqa: PLC0415
+        from ..kernels.layernorm_forms import layer_norm_bwd_terms as terms_fn  # noqa: PLC0415
     x2, D = _rows2d(x, normalized_shape)                          # (N, D)
     N = x2.shape[0]
     w = None if weight is None else _np64(weight).reshape(-1)     # (D,)

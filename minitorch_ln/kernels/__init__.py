@@ -1,14 +1,15 @@
 """Fused array-level kernels: one NumPy implementation and one CUDA implementation behind one signature.
 
-Kernels know arrays only, never ``Tensor``. Each public function here looks at its first array
-and dispatches:
+Kernels know arrays only, never ``Tensor``. :func:`pick` returns the implementation of a kernel for
+an array (the ops call it, then call the kernel directly); each public function here is the same
+dispatch in one call:
 
-- a ``numpy.ndarray`` goes to :mod:`minitorch_ln.kernels.cpu_layernorm` (loops compiled by Numba,
-  one pass per row; the LayerNorm, RMSNorm and BatchNorm kernels in float32/float64) while
-  :func:`get_cpu_kernels` is ``"numba"`` (the default where Numba imports), and otherwise to
-  :mod:`minitorch_ln.kernels.layernorm` (NumPy, written with ``xp = get_array_module(x)``, so it
-  runs on CuPy arrays too). Both implement the
-  interface below and the tests run every kernel test on both;
+- a ``numpy.ndarray`` goes to the loops compiled by Numba (``cpu_layernorm``: LayerNorm and RMSNorm;
+  ``cpu_batchnorm``: BatchNorm; float32/float64, one pass per row) while :func:`get_cpu_kernels` is
+  ``"numba"`` (the default where Numba imports), and otherwise to the readable NumPy forms
+  (``layernorm``, ``rmsnorm``, ``batchnorm``, written with ``xp = get_array_module(x)``, so they
+  run on CuPy arrays too). Both implement the interface below and the tests run every kernel test
+  on both;
 - a ``cupy.ndarray`` goes to :mod:`minitorch_ln.kernels.cuda_layernorm` (CuPy ``RawKernel`` /
   ``ReductionKernel``), imported lazily the first time; a function that module does not define
   (or the whole module, while it does not exist) falls back to the ``xp`` code above.
@@ -44,10 +45,13 @@ CPU kernels read the input in place where the others make the channel rows by a 
 GELU (:mod:`minitorch_ln.kernels.activation`, the ``xp`` code on both NumPy and CuPy):
 ``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``, any shape.
 
-For checking and teaching (always the ``xp`` implementation, never a CUDA kernel):
-``layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict`` (the backward split into its terms; the
-keys are listed in its docstring) and ``layer_norm_bwd_chain_rule(dy, x, weight, mean, rstd)`` (the
-step-by-step chain rule, equal to ``layer_norm_bwd``).
+For checking and teaching (``layernorm_forms``, always the ``xp`` implementation, never a CUDA
+kernel): ``layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict`` (the backward split into its
+terms; the keys are listed in its docstring) and ``layer_norm_bwd_chain_rule(dy, x, weight, mean,
+rstd)`` (the step-by-step chain rule, equal to ``layer_norm_bwd``).
+
+Threads: the compiled kernels and GELU share rows out over ``get_num_threads()`` threads
+(``kernels/_threads.py``).
 """
 
 from __future__ import annotations
@@ -60,28 +64,35 @@ import warnings
 import numpy as np
 
 from ..backend import get_array_module
-from . import layernorm as _numpy_impl
-from .activation import gelu_bwd, gelu_fwd  # noqa: F401 - re-exported: GELU on raw arrays (NumPy and CuPy)
-from .layernorm import (  # noqa: F401 - re-exported: teaching/checking forms and thread control
-    get_num_threads, layer_norm_bwd_chain_rule, layer_norm_bwd_terms, set_num_threads, stat_dtype,
-)
+from ._threads import get_num_threads, set_num_threads
+from .activation import gelu_bwd, gelu_fwd
+from .layernorm import stat_dtype
+from .layernorm_forms import layer_norm_bwd_chain_rule, layer_norm_bwd_terms
 
 __all__ = [
-    "set_cpu_kernels", "get_cpu_kernels", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats",
+    "set_cpu_kernels", "get_cpu_kernels", "pick", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats",
     "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule", "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd",
     "batch_norm_bwd", "batch_norm_fwd_ncl", "batch_norm_bwd_ncl", "stat_dtype", "set_num_threads",
     "get_num_threads", "gelu_fwd", "gelu_bwd",
 ]
 
 CPU_KERNELS = ("numba", "numpy")
-_CPU_MODULE = "minitorch_ln.kernels.cpu_layernorm"
+_PKG = "minitorch_ln.kernels."
+# each kernel: (the xp module, the compiled CPU module or None)
+_MODULES = {
+    "layer_norm_fwd": ("layernorm", "cpu_layernorm"), "layer_norm_bwd": ("layernorm", "cpu_layernorm"),
+    "layer_norm_stats": ("layernorm", "cpu_layernorm"),
+    "rms_norm_fwd": ("rmsnorm", "cpu_layernorm"), "rms_norm_bwd": ("rmsnorm", "cpu_layernorm"),
+    "batch_norm_fwd": ("batchnorm", None), "batch_norm_bwd": ("batchnorm", None),
+    "batch_norm_fwd_ncl": ("batchnorm", "cpu_batchnorm"), "batch_norm_bwd_ncl": ("batchnorm", "cpu_batchnorm"),
+}
 _cpu_kernels: str | None = None  # chosen on first use (importing Numba takes a few tenths of a second)
-_cpu_impl = None
+_chosen: dict = {}  # (kernel name, "cpu" or "cuda") -> the module that implements it, filled on first use
 
 
 def _numba_importable() -> bool:
-    """Whether the compiled kernels can run: ``cpu_layernorm`` imports Numba (once) and says."""
-    return importlib.import_module(_CPU_MODULE).AVAILABLE
+    """Whether the compiled kernels can run: ``_numba`` imports Numba (once) and says."""
+    return importlib.import_module(_PKG + "_numba").AVAILABLE
 
 
 def set_cpu_kernels(name: str) -> None:
@@ -93,15 +104,14 @@ def set_cpu_kernels(name: str) -> None:
         ValueError: ``name`` is not one of ``"numba"``, ``"numpy"``.
         ImportError: ``"numba"`` was asked for and Numba is not installed.
     """
-    global _cpu_kernels, _cpu_impl
+    global _cpu_kernels
     if name not in CPU_KERNELS:
         raise ValueError(f"set_cpu_kernels: expected one of {CPU_KERNELS}, got {name!r}")
-    if name == "numba":
-        if not _numba_importable():
-            raise ImportError("set_cpu_kernels('numba'): Numba is not installed (pip install numba); "
-                              "the NumPy kernels ('numpy') need nothing more")
-        _cpu_impl = importlib.import_module(_CPU_MODULE)
+    if name == "numba" and not _numba_importable():
+        raise ImportError("set_cpu_kernels('numba'): Numba is not installed (pip install numba); "
+                          "the NumPy kernels ('numpy') need nothing more")
     _cpu_kernels = name
+    _chosen.clear()
 
 
 def get_cpu_kernels() -> str:
@@ -119,69 +129,63 @@ def get_cpu_kernels() -> str:
     return _cpu_kernels
 
 
-_CUDA_MODULE = "minitorch_ln.kernels.cuda_layernorm"
-_cuda_impl = None  # the module once imported; False when it does not exist
+_CUDA_MODULE = _PKG + "cuda_layernorm"
 
 
-def _cuda_module():
-    """``cuda_layernorm``, or None while that module does not exist (an error inside it is raised)."""
-    global _cuda_impl
-    if _cuda_impl is None:
-        if importlib.util.find_spec(_CUDA_MODULE) is None:
-            _cuda_impl = False
-        else:
-            _cuda_impl = importlib.import_module(_CUDA_MODULE)
-    return _cuda_impl or None
+def _module_for(name: str, where: str):
+    xp_module, cpu_module = _MODULES[name]
+    if where == "cuda" and importlib.util.find_spec(_CUDA_MODULE) is not None:
+        module = importlib.import_module(_CUDA_MODULE)
+        if hasattr(module, name):  # a kernel it lacks runs in the xp form, on CuPy arrays
+            return module
+    if where == "cpu" and cpu_module is not None and get_cpu_kernels() == "numba":
+        return importlib.import_module(_PKG + cpu_module)
+    return importlib.import_module(_PKG + xp_module)
 
 
-def _impl(name: str, array):
-    """The function ``name`` for ``array``'s array module."""
-    if get_array_module(array) is not np:
-        module = _cuda_module()
-        fn = getattr(module, name, None) if module is not None else None
-        if fn is not None:
-            return fn
-    elif get_cpu_kernels() == "numba":
-        fn = getattr(_cpu_impl, name, None)
-        if fn is not None:
-            return fn
-    return getattr(_numpy_impl, name)
+def pick(name: str, array):
+    """The kernel ``name`` (a key of the interface above) for ``array``'s device and the CPU choice."""
+    where = "cpu" if type(array) is np.ndarray or get_array_module(array) is np else "cuda"
+    module = _chosen.get((name, where))
+    if module is None:
+        module = _chosen[(name, where)] = _module_for(name, where)
+    return getattr(module, name)
 
 
 def layer_norm_fwd(x, weight, bias, eps):
     """See the module docstring; dispatches on ``x``'s array module."""
-    return _impl("layer_norm_fwd", x)(x, weight, bias, eps)
+    return pick("layer_norm_fwd", x)(x, weight, bias, eps)
 
 
 def layer_norm_bwd(dy, x, weight, mean, rstd):
     """See the module docstring; dispatches on ``x``'s array module."""
-    return _impl("layer_norm_bwd", x)(dy, x, weight, mean, rstd)
+    return pick("layer_norm_bwd", x)(dy, x, weight, mean, rstd)
 
 
 def layer_norm_stats(x, eps):
     """See the module docstring; dispatches on ``x``'s array module."""
-    return _impl("layer_norm_stats", x)(x, eps)
+    return pick("layer_norm_stats", x)(x, eps)
 
 
 def rms_norm_fwd(x, weight, eps):
-    return _impl("rms_norm_fwd", x)(x, weight, eps)
+    return pick("rms_norm_fwd", x)(x, weight, eps)
 
 
 def rms_norm_bwd(dy, x, weight, rstd):
-    return _impl("rms_norm_bwd", x)(dy, x, weight, rstd)
+    return pick("rms_norm_bwd", x)(dy, x, weight, rstd)
 
 
 def batch_norm_fwd(x, weight, bias, eps):
-    return _impl("batch_norm_fwd", x)(x, weight, bias, eps)
+    return pick("batch_norm_fwd", x)(x, weight, bias, eps)
 
 
 def batch_norm_bwd(dy, x, weight, mean, rstd):
-    return _impl("batch_norm_bwd", x)(dy, x, weight, mean, rstd)
+    return pick("batch_norm_bwd", x)(dy, x, weight, mean, rstd)
 
 
 def batch_norm_fwd_ncl(x, weight, bias, eps):
-    return _impl("batch_norm_fwd_ncl", x)(x, weight, bias, eps)
+    return pick("batch_norm_fwd_ncl", x)(x, weight, bias, eps)
 
 
 def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
-    return _impl("batch_norm_bwd_ncl", x)(dy, x, weight, mean, rstd)
+    return pick("batch_norm_bwd_ncl", x)(dy, x, weight, mean, rstd)

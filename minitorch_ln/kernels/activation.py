@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ..backend import get_array_module
-from .layernorm import _map_row_blocks
+from . import _threads
 
 __all__ = ["gelu_fwd", "gelu_bwd"]
 
@@ -96,7 +96,10 @@ def _blocks(x, fn, *others):
         with np.errstate(over="ignore"):  # x² overflows for |x| > 1e19: exp(-inf) = 0 is then right
             fn(*(a[rows] for a in arrays), out[rows])
 
-    _map_row_blocks(run, out)
+    if xp is np:
+        _threads.map_blocks(run, *out.shape)
+    else:  # CuPy has its own parallelism
+        run(slice(None))
     return out.reshape(shape)
 
 

@@ -29,9 +29,10 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
 - ``dγ``/``dβ`` are summed per block of rows and the blocks are added in order, so the result is
   bitwise the same on any number of threads (the blocks are those of the NumPy kernels).
 
-RMSNorm and BatchNorm (batch statistics) are here too, as the same kind of loop: RMSNorm is
-LayerNorm without the centring; BatchNorm is LayerNorm over each channel ``x[:, c, :]`` of an
-``(N, C, L)`` input, read in place (no transposed copy), with ``γ``, ``β`` per channel.
+RMSNorm is here too, as the same kind of loop (LayerNorm without the centring); BatchNorm's loops
+are in ``cpu_batchnorm.py``. The rows are shared out over a few threads in runs of whole blocks
+(``kernels/_threads.py``): the kernel function runs the first share itself and calls the row
+loop directly.
 
 Only float32 and float64 are compiled; float16 input (normalized in float32) and any array when
 Numba is not installed go to the NumPy kernels. :func:`minitorch_ln.kernels.set_cpu_kernels`
@@ -42,43 +43,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layernorm as _numpy_kernels
+from . import _threads
+from . import layernorm as _xp
+from . import rmsnorm as _xp_rms
+from ._numba import AVAILABLE, COMPILED_DTYPES, as_contiguous, check_shapes, jit
 
-try:  # Numba is a dependency, but the package still works (on the NumPy kernels) without it
-    import numba
-except Exception:  # noqa: BLE001 - not installed, or broken (an import that raises anything)
-    numba = None
-
-AVAILABLE = numba is not None
-COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-__all__ = [
-    "AVAILABLE", "COMPILED_DTYPES", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats",
-    "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd_ncl", "batch_norm_bwd_ncl",
-]
-
-
-def _jit(fn):
-    """Compile ``fn`` without the GIL (the row blocks run on threads), cached on disk.
-
-    ``fastmath={"reassoc"}`` allows reordering sums (so that they vectorize), nothing else: no
-    "nnan"/"ninf", so NaN and infinity behave as in NumPy, and no "contract" (fused multiply-adds),
-    whose unrounded products would make ``dxhat - mean(dxhat)`` of a one-value row non-zero.
-    ``error_model="numpy"``: a division by zero gives inf/NaN, as in NumPy, not an exception.
-
-    Caching needs a writable folder: ``__pycache__`` beside this file, else Numba's user cache
-    (``NUMBA_CACHE_DIR``, ``~/.cache``). Where there is none (a read-only install and home),
-    Numba refuses ``cache=True`` and the loops are compiled anew in each process instead.
-    ``NUMBA_DISABLE_JIT=1`` runs them as plain Python, to step through in a debugger (about a
-    hundred times slower than the NumPy kernels).
-    """
-    if numba is None:  # pragma: no cover
-        return None
-    options = dict(nogil=True, fastmath={"reassoc"}, error_model="numpy")
-    try:
-        return numba.njit(cache=True, **options)(fn)
-    except RuntimeError:  # "cannot cache function ...: no locator available"
-        return numba.njit(cache=False, **options)(fn)
+__all__ = ["AVAILABLE", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "rms_norm_fwd", "rms_norm_bwd"]
 
 
 # ==================================================================================================
@@ -86,7 +56,7 @@ def _jit(fn):
 # ==================================================================================================
 
 
-@_jit
+@jit
 def _row_stats(x, i, eps):
     """``(shift, mean_shifted, var, rstd)`` of row ``i``: ``mean = shift + mean_shifted``."""
     D = x.shape[1]
@@ -108,7 +78,7 @@ def _row_stats(x, i, eps):
     return shift, mean_shifted, var, rstd
 
 
-@_jit
+@jit
 def _var_rstd_float64(x, i, shift, mean_shifted, eps):
     """Row ``i``'s variance and rstd with the squares summed in float64, cast back to ``x``'s dtype.
 
@@ -124,7 +94,7 @@ def _var_rstd_float64(x, i, shift, mean_shifted, eps):
     return x.dtype.type(v / D), x.dtype.type(1.0 / np.sqrt(v / D + eps))
 
 
-@_jit
+@jit
 def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
     D = x.shape[1]
     for i in range(start, stop):
@@ -136,7 +106,7 @@ def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
             y[i, j] = xhat * weight[j] + bias[j]
 
 
-@_jit
+@jit
 def _layer_norm_stats_rows(x, eps, mean, rstd, start, stop):
     for i in range(start, stop):
         shift, mean_shifted, _, r = _row_stats(x, i, eps)
@@ -144,7 +114,7 @@ def _layer_norm_stats_rows(x, eps, mean, rstd, start, stop):
         rstd[i, 0] = r
 
 
-@_jit
+@jit
 def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_blocks, rows_per_block,
                          start, stop):
     D = x.shape[1]
@@ -180,7 +150,7 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
 #   dx = rstd · (dxhat - xhat · mean(dxhat · xhat)),  dγ = Σ_rows dy · xhat   (docs, section 7)
 
 
-@_jit
+@jit
 def _rms_norm_fwd_rows(x, weight, eps, y, rstd, start, stop):
     D = x.shape[1]
     d = x.dtype.type(D)
@@ -197,7 +167,7 @@ def _rms_norm_fwd_rows(x, weight, eps, y, rstd, start, stop):
             y[i, j] = x[i, j] * r * weight[j]
 
 
-@_jit
+@jit
 def _rms_norm_bwd_rows(dy, x, weight, rstd, dx, dweight_blocks, rows_per_block, start, stop):
     D = x.shape[1]
     d = x.dtype.type(D)
@@ -215,125 +185,6 @@ def _rms_norm_bwd_rows(dy, x, weight, rstd, dx, dweight_blocks, rows_per_block, 
             dx[i, j] = r * (dy[i, j] * weight[j] - x[i, j] * r * mean_dxhat_xhat)
 
 
-# BatchNorm with batch statistics, on the input's own layout (N, C, L): one mean and variance per
-# channel c over the N·L values x[:, c, :], and γ, β per channel; otherwise LayerNorm's formulas
-# (docs, section 8). Working in place of the (C, N·L) rows of the NumPy kernels saves the two
-# transposing copies each way (for (4096, 256) float32 they took 7 ms each). The per-channel sums
-# run over the whole batch, often millions of values, so they are accumulated in float64.
-#
-# Each pass is a helper whose innermost loop runs along memory, so that it vectorizes: over the
-# channels for an (N, C) input (L = 1), along L otherwise. Single-threaded.
-
-
-@_jit
-def _channel_sums(x, shift, mean_shifted, squares, out):
-    """``out[c] += Σ xc`` (or ``Σ xc²`` with ``squares``), ``xc = (x - shift[c]) - mean_shifted[c]``."""
-    N, C, L = x.shape
-    for n in range(N):
-        if L == 1:
-            for c in range(C):
-                xc = (x[n, c, 0] - shift[c]) - mean_shifted[c]
-                out[c] += xc * xc if squares else xc
-        else:
-            for c in range(C):
-                acc = 0.0
-                for j in range(L):
-                    xc = (x[n, c, j] - shift[c]) - mean_shifted[c]
-                    acc += xc * xc if squares else xc
-                out[c] += acc
-
-
-@_jit
-def _channel_normalize(x, shift, mean_shifted, scale, bias, y):
-    """``y = ((x - shift[c]) - mean_shifted[c]) · scale[c] + bias[c]``: exactly β where x is constant."""
-    N, C, L = x.shape
-    for n in range(N):
-        if L == 1:
-            for c in range(C):
-                y[n, c, 0] = ((x[n, c, 0] - shift[c]) - mean_shifted[c]) * scale[c] + bias[c]
-        else:
-            for c in range(C):
-                for j in range(L):
-                    y[n, c, j] = ((x[n, c, j] - shift[c]) - mean_shifted[c]) * scale[c] + bias[c]
-
-
-@_jit
-def _channel_grad_sums(dy, x, mu, sum_xc, sum_dy, sum_dy_xc):
-    """``Σ (x - mu[c])``, ``Σ dy`` and ``Σ dy · (x - mu[c])`` per channel, in one pass."""
-    N, C, L = x.shape
-    for n in range(N):
-        if L == 1:
-            for c in range(C):
-                xc = x[n, c, 0] - mu[c]
-                sum_xc[c] += xc
-                sum_dy[c] += dy[n, c, 0]
-                sum_dy_xc[c] += dy[n, c, 0] * xc
-        else:
-            for c in range(C):
-                a, b, d = 0.0, 0.0, 0.0
-                for j in range(L):
-                    xc = x[n, c, j] - mu[c]
-                    a += xc
-                    b += dy[n, c, j]
-                    d += dy[n, c, j] * xc
-                sum_xc[c] += a
-                sum_dy[c] += b
-                sum_dy_xc[c] += d
-
-
-@_jit
-def _channel_dx(dy, x, mu, cen, r, weight, mean_dxhat, mean_dxhat_xhat, dx):
-    """``dx = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat))`` per channel."""
-    N, C, L = x.shape
-    for n in range(N):
-        if L == 1:
-            for c in range(C):
-                xhat = ((x[n, c, 0] - mu[c]) - cen[c]) * r[c]
-                dx[n, c, 0] = r[c] * (dy[n, c, 0] * weight[c] - mean_dxhat[c] - xhat * mean_dxhat_xhat[c])
-        else:
-            for c in range(C):
-                for j in range(L):
-                    xhat = ((x[n, c, j] - mu[c]) - cen[c]) * r[c]
-                    #                 term 1 (direct)        term 2 (via mean)   term 3 (via rstd)
-                    dx[n, c, j] = r[c] * (dy[n, c, j] * weight[c] - mean_dxhat[c] - xhat * mean_dxhat_xhat[c])
-
-
-@_jit
-def _batch_norm_fwd_ncl(x, weight, bias, eps, y, mean, rstd, var):
-    N, C, L = x.shape
-    m = np.float64(N * L)
-    shift = np.empty(C)                 # (C,) float64: each channel shifted by its first value
-    for c in range(C):
-        shift[c] = x[0, c, 0]
-    s = np.zeros(C)
-    _channel_sums(x, shift, np.zeros(C), False, s)              # (C,) Σ (x - shift)
-    mean_shifted = s / m
-    v = np.zeros(C)
-    _channel_sums(x, shift, mean_shifted, True, v)              # (C,) Σ (x - mean)², the second pass
-    r = 1.0 / np.sqrt(v / m + eps)      # biased variance, eps inside the sqrt
-    for c in range(C):
-        mean[c, 0], var[c, 0], rstd[c, 0] = shift[c] + mean_shifted[c], v[c] / m, r[c]
-    _channel_normalize(x, shift, mean_shifted, r * weight, bias, y)
-
-
-@_jit
-def _batch_norm_bwd_ncl(dy, x, weight, mean, rstd, dx, dweight, dbias):
-    N, C, L = x.shape
-    m = np.float64(N * L)
-    mu, r = np.empty(C), np.empty(C)
-    for c in range(C):
-        mu[c], r[c] = mean[c, 0], rstd[c, 0]
-    sum_xc, sum_dy, sum_dy_xc = np.zeros(C), np.zeros(C), np.zeros(C)
-    _channel_grad_sums(dy, x, mu, sum_xc, sum_dy, sum_dy_xc)
-    cen = sum_xc / m                    # re-centring: xhat = (x - mu - cen) · rstd
-    sum_dy_xhat = r * (sum_dy_xc - cen * sum_dy)                # (C,) Σ dy · xhat = dγ
-    for c in range(C):
-        dweight[c], dbias[c] = sum_dy_xhat[c], sum_dy[c]        # dβ = Σ dy
-    mean_dxhat = weight * sum_dy / m                            # (C,) mean(dxhat), dxhat = dy · γ
-    mean_dxhat_xhat = weight * sum_dy_xhat / m                  # (C,) mean(dxhat · xhat)
-    _channel_dx(dy, x, mu, cen, r, weight, mean_dxhat, mean_dxhat_xhat, dx)
-
-
 # ==================================================================================================
 # The kernel interface (minitorch_ln/kernels/__init__.py): arrays in, arrays out
 # ==================================================================================================
@@ -344,43 +195,13 @@ def _compiled(x) -> bool:
     return AVAILABLE and x.dtype in COMPILED_DTYPES and x.ndim == 2 and x.shape[1] > 0
 
 
-def _check(op: str, x, dy=None, weight=None, bias=None, mean=None, rstd=None, per_row: bool = False) -> None:
-    """Raise ValueError unless the arrays fit ``x``: compiled loops do not check their indices.
-
-    ``weight``/``bias`` have one value per column of ``x`` ``(N, D)`` (or per channel of an
-    ``(N, C, L)`` BatchNorm input: ``per_row``), ``dy`` has ``x``'s shape, ``mean``/``rstd`` one
-    value per row (per channel) as ``(rows, 1)``.
-    """
-    n_stats = x.shape[1] if per_row else x.shape[0]
-    n_params = x.shape[1]
-    for name, a, shape in (("dy", dy, x.shape), ("weight", weight, (n_params,)), ("bias", bias, (n_params,)),
-                           ("mean", mean, (n_stats, 1)), ("rstd", rstd, (n_stats, 1))):
-        if a is not None and tuple(a.shape) != tuple(shape):
-            raise ValueError(f"{op}: expected {name} of shape {tuple(shape)} for x of shape {tuple(x.shape)}, "
-                             f"got {tuple(a.shape)}")
-
-
-def _compiled_ncl(x) -> bool:
-    """Whether BatchNorm's ``x`` ``(N, C, L)`` goes through the compiled loops (float32/64, not empty)."""
-    return AVAILABLE and x.dtype in COMPILED_DTYPES and x.ndim == 3 and x.size > 0
-
-
-def _as(a, dtype):
-    """``a`` as a C-contiguous array of ``dtype`` (no copy when it already is one)."""
-    return np.ascontiguousarray(a, dtype=dtype)
-
-
 def _sum_block_rows(blocks, dtype):
-    """``(D,)``: the rows of the ``(blocks, D)`` partial sums added in block order (zeros for no rows)."""
-    if len(blocks) == 0:
-        return np.zeros(blocks.shape[1], dtype)
-    return _numpy_kernels.sum_blocks(list(blocks)).astype(dtype, copy=False)
-
-
-def _run_rows(kernel, n_rows: int, row_len: int, *args) -> None:
-    """``kernel(*args, start, stop)`` over runs of whole row blocks, one run per kernel thread."""
-    runs = _numpy_kernels.row_block_runs(n_rows, row_len)
-    _numpy_kernels.run_on_threads(lambda run: kernel(*args, run[0].start, run[-1].stop), runs)
+    """``(D,)``: the rows of the ``(blocks, D)`` partial sums added in block order, one after another
+    (so the same on any number of threads; zeros for no rows)."""
+    total = np.zeros(blocks.shape[1], blocks.dtype)
+    for b in blocks:
+        total += b
+    return total.astype(dtype, copy=False)
 
 
 def layer_norm_fwd(x, weight, bias, eps):
@@ -390,27 +211,33 @@ def layer_norm_fwd(x, weight, bias, eps):
     ``(D,)`` or None; returns ``(y (N, D), mean (N, 1), rstd (N, 1))`` in ``x``'s dtype.
     """
     if not _compiled(x):
-        return _numpy_kernels.layer_norm_fwd(x, weight, bias, eps)
-    _check("layer_norm_fwd", x, weight=weight, bias=bias)
+        return _xp.layer_norm_fwd(x, weight, bias, eps)
+    check_shapes("layer_norm_fwd", x, weight=weight, bias=bias)
     N, D = x.shape
     dt = x.dtype
-    x = _as(x, dt)
-    w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)  γ (1 without)
-    b = np.zeros(D, dt) if bias is None else _as(bias, dt)                       # (D,)  β (0 without)
-    y = np.empty((N, D), dt)                                                     # (N, D)
-    mean, rstd = np.empty((N, 1), dt), np.empty((N, 1), dt)                      # (N, 1) each
-    _run_rows(_layer_norm_fwd_rows, N, D, x, w, b, dt.type(eps), y, mean, rstd)
+    x = as_contiguous(x, dt)
+    w = np.ones(D, dt) if weight is None else as_contiguous(weight, dt)         # (D,)  γ (1 without)
+    b = np.zeros(D, dt) if bias is None else as_contiguous(bias, dt)            # (D,)  β (0 without)
+    y = np.empty((N, D), dt)                                                    # (N, D)
+    mean, rstd = np.empty((N, 1), dt), np.empty((N, 1), dt)                     # (N, 1) each
+    args = (x, w, b, dt.type(eps), y, mean, rstd)
+    others, (lo, hi) = _threads.start(_layer_norm_fwd_rows, args, N, D)   # the other threads' rows
+    _layer_norm_fwd_rows(*args, lo, hi)                                   # this thread's rows
+    _threads.join(others)
     return y, mean, rstd
 
 
 def layer_norm_stats(x, eps):
     """Only ``(mean, rstd)`` ``(N, 1)`` of the rows of ``x`` ``(N, D)``, compiled (float16: NumPy)."""
     if not _compiled(x):
-        return _numpy_kernels.layer_norm_stats(x, eps)
+        return _xp.layer_norm_stats(x, eps)
     N, D = x.shape
     dt = x.dtype
-    mean, rstd = np.empty((N, 1), dt), np.empty((N, 1), dt)                      # (N, 1) each
-    _run_rows(_layer_norm_stats_rows, N, D, _as(x, dt), dt.type(eps), mean, rstd)
+    mean, rstd = np.empty((N, 1), dt), np.empty((N, 1), dt)                     # (N, 1) each
+    args = (as_contiguous(x, dt), dt.type(eps), mean, rstd)
+    others, (lo, hi) = _threads.start(_layer_norm_stats_rows, args, N, D)   # the other threads' rows
+    _layer_norm_stats_rows(*args, lo, hi)                                   # this thread's rows
+    _threads.join(others)
     return mean, rstd
 
 
@@ -422,18 +249,21 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
     in the weight's dtype.
     """
     if not _compiled(x):
-        return _numpy_kernels.layer_norm_bwd(dy, x, weight, mean, rstd)
-    _check("layer_norm_bwd", x, dy=dy, weight=weight, mean=mean, rstd=rstd)
+        return _xp.layer_norm_bwd(dy, x, weight, mean, rstd)
+    check_shapes("layer_norm_bwd", x, dy=dy, weight=weight, mean=mean, rstd=rstd)
     N, D = x.shape
     dt = x.dtype
-    w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)
-    rows_per_block = _numpy_kernels.rows_per_block(N, D)
+    w = np.ones(D, dt) if weight is None else as_contiguous(weight, dt)         # (D,)
+    rows_per_block = _threads.rows_per_block(N, D)
     n_blocks = -(-N // rows_per_block)
     dweight_blocks = np.zeros((n_blocks, D), dt)                                # (blocks, D)
     dbias_blocks = np.zeros((n_blocks, D), dt)                                  # (blocks, D)
-    dx = np.empty((N, D), dt)                                                    # (N, D)
-    _run_rows(_layer_norm_bwd_rows, N, D, _as(dy, dt), _as(x, dt), w, _as(mean, dt), _as(rstd, dt),
+    dx = np.empty((N, D), dt)                                                   # (N, D)
+    args = (as_contiguous(dy, dt), as_contiguous(x, dt), w, as_contiguous(mean, dt), as_contiguous(rstd, dt),
               dx, dweight_blocks, dbias_blocks, rows_per_block)
+    others, (lo, hi) = _threads.start(_layer_norm_bwd_rows, args, N, D)   # the other threads' rows
+    _layer_norm_bwd_rows(*args, lo, hi)                                   # this thread's rows
+    _threads.join(others)
     if weight is None:
         return dx, None, None
     # added in block order: the same on any number of threads
@@ -443,66 +273,35 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
 def rms_norm_fwd(x, weight, eps):
     """RMSNorm forward, compiled: ``x`` ``(N, D)``, ``weight`` ``(D,)`` or None → ``(y (N, D), rstd (N, 1))``."""
     if not _compiled(x):
-        return _numpy_kernels.rms_norm_fwd(x, weight, eps)
-    _check("rms_norm_fwd", x, weight=weight)
+        return _xp_rms.rms_norm_fwd(x, weight, eps)
+    check_shapes("rms_norm_fwd", x, weight=weight)
     N, D = x.shape
     dt = x.dtype
-    w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)
-    y, rstd = np.empty((N, D), dt), np.empty((N, 1), dt)                         # (N, D), (N, 1)
-    _run_rows(_rms_norm_fwd_rows, N, D, _as(x, dt), w, dt.type(eps), y, rstd)
+    w = np.ones(D, dt) if weight is None else as_contiguous(weight, dt)         # (D,)
+    y, rstd = np.empty((N, D), dt), np.empty((N, 1), dt)                        # (N, D), (N, 1)
+    args = (as_contiguous(x, dt), w, dt.type(eps), y, rstd)
+    others, (lo, hi) = _threads.start(_rms_norm_fwd_rows, args, N, D)   # the other threads' rows
+    _rms_norm_fwd_rows(*args, lo, hi)                                   # this thread's rows
+    _threads.join(others)
     return y, rstd
 
 
 def rms_norm_bwd(dy, x, weight, rstd):
     """RMSNorm backward, compiled → ``(dx (N, D), dweight (D,) or None)`` (dweight in the weight's dtype)."""
     if not _compiled(x):
-        return _numpy_kernels.rms_norm_bwd(dy, x, weight, rstd)
-    _check("rms_norm_bwd", x, dy=dy, weight=weight, rstd=rstd)
+        return _xp_rms.rms_norm_bwd(dy, x, weight, rstd)
+    check_shapes("rms_norm_bwd", x, dy=dy, weight=weight, rstd=rstd)
     N, D = x.shape
     dt = x.dtype
-    w = np.ones(D, dt) if weight is None else _as(weight, dt)                    # (D,)
-    rows_per_block = _numpy_kernels.rows_per_block(N, D)
+    w = np.ones(D, dt) if weight is None else as_contiguous(weight, dt)         # (D,)
+    rows_per_block = _threads.rows_per_block(N, D)
     dweight_blocks = np.zeros((-(-N // rows_per_block), D), dt)                 # (blocks, D)
-    dx = np.empty((N, D), dt)                                                    # (N, D)
-    _run_rows(_rms_norm_bwd_rows, N, D, _as(dy, dt), _as(x, dt), w, _as(rstd, dt), dx, dweight_blocks,
+    dx = np.empty((N, D), dt)                                                   # (N, D)
+    args = (as_contiguous(dy, dt), as_contiguous(x, dt), w, as_contiguous(rstd, dt), dx, dweight_blocks,
               rows_per_block)
+    others, (lo, hi) = _threads.start(_rms_norm_bwd_rows, args, N, D)   # the other threads' rows
+    _rms_norm_bwd_rows(*args, lo, hi)                                   # this thread's rows
+    _threads.join(others)
     if weight is None:
         return dx, None
     return dx, _sum_block_rows(dweight_blocks, weight.dtype)
-
-
-def batch_norm_fwd_ncl(x, weight, bias, eps):
-    """BatchNorm forward (batch statistics), compiled, on ``x`` ``(N, C, L)`` → ``(y, mean, rstd, var)``.
-
-    ``weight``/``bias`` ``(C,)`` or None; ``y`` ``(N, C, L)``; ``mean``, ``rstd`` and the biased
-    ``var`` ``(C, 1)``, all in ``x``'s dtype. Single-threaded.
-    """
-    if not _compiled_ncl(x):
-        return _numpy_kernels.batch_norm_fwd_ncl(x, weight, bias, eps)
-    _check("batch_norm_fwd_ncl", x, weight=weight, bias=bias, per_row=True)
-    N, C, L = x.shape
-    dt = x.dtype
-    w = np.ones(C, dt) if weight is None else _as(weight, dt)                    # (C,)
-    b = np.zeros(C, dt) if bias is None else _as(bias, dt)                       # (C,)
-    y = np.empty((N, C, L), dt)                                                  # (N, C, L)
-    mean, rstd, var = np.empty((C, 1), dt), np.empty((C, 1), dt), np.empty((C, 1), dt)
-    _batch_norm_fwd_ncl(_as(x, dt), w, b, float(eps), y, mean, rstd, var)
-    return y, mean, rstd, var
-
-
-def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
-    """BatchNorm backward (batch statistics), compiled, on ``(N, C, L)`` → ``(dx, dweight (C,), dbias (C,))``.
-
-    ``dweight``/``dbias`` are None when ``weight`` is None, else in the weight's dtype.
-    """
-    if not _compiled_ncl(x):
-        return _numpy_kernels.batch_norm_bwd_ncl(dy, x, weight, mean, rstd)
-    _check("batch_norm_bwd_ncl", x, dy=dy, weight=weight, mean=mean, rstd=rstd, per_row=True)
-    N, C, L = x.shape
-    dt = x.dtype
-    w = np.ones(C, dt) if weight is None else _as(weight, dt)                    # (C,)
-    dx, dweight, dbias = np.empty((N, C, L), dt), np.empty(C, dt), np.empty(C, dt)
-    _batch_norm_bwd_ncl(_as(dy, dt), _as(x, dt), w, _as(mean, dt), _as(rstd, dt), dx, dweight, dbias)
-    if weight is None:
-        return dx, None, None
-    return dx, dweight.astype(weight.dtype, copy=False), dbias.astype(weight.dtype, copy=False)

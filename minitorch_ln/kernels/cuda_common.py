@@ -123,12 +123,6 @@ template <int WPR, int NV, typename A> __device__ __forceinline__ void group_sum
 CTYPE = {np.dtype(np.float16): "half_t", np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
 
-def acc_dtype(dtype) -> np.dtype:
-    """The accumulation (and statistics) dtype of a kernel input: float32 for float16, else itself."""
-    dtype = np.dtype(dtype)
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
-
-
 def check_kernel_dtype(array, what: str) -> None:
     if array.dtype not in CTYPE:
         raise TypeError(f"{what}: expected float16, float32 or float64, got {array.dtype}")

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import cuda_common
-from .cuda_common import CTYPE, acc_dtype, check_kernel_dtype, device_of_array
+from .cuda_common import CTYPE, check_kernel_dtype, device_of_array
+from .layernorm import stat_dtype
 
 SOURCE = r"""
 // Merge two online-softmax pairs (max m, sum of exp(x - m)); an empty pair has m = -inf, s = 0.
@@ -244,7 +245,7 @@ def cross_entropy_fwd(x, target, ignore_index: int = -100, label_smoothing: floa
     xp = cuda_common.array_module(x)
     N, C = x.shape
     target = _check_target(target, N, xp)
-    stat = acc_dtype(x.dtype)
+    stat = stat_dtype(x.dtype)
     loss = xp.empty((N,), dtype=stat)  # (N,)
     lse = xp.empty((N,), dtype=stat)  # (N,)
     if N and C:
@@ -267,7 +268,7 @@ def cross_entropy_bwd(dloss, x, target, lse, ignore_index: int = -100, label_smo
     xp = cuda_common.array_module(x)
     N, C = x.shape
     target = _check_target(target, N, xp)
-    stat = acc_dtype(x.dtype)
+    stat = stat_dtype(x.dtype)
     if dloss.size not in (1, N):
         raise ValueError(f"cross_entropy_bwd: dloss must hold 1 or {N} values, got shape {dloss.shape}")
     stride = 0 if dloss.size == 1 else 1

@@ -6,7 +6,9 @@ from .. import ops
 from ..ops import gelu, relu, sigmoid, tanh  # noqa: F401 - re-exported
 # layer_norm(input, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, dim=None), rms_norm and
 # batch_norm take PyTorch's signatures (plus dim=); fused, with hand-derived backwards (see docs/).
-from ..ops.normalization import batch_norm, layer_norm, rms_norm  # noqa: F401 - re-exported
+from ..ops.batch_norm import batch_norm  # noqa: F401 - re-exported
+from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
+from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
 from ..tensor import Tensor
 
 

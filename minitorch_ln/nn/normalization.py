@@ -1,6 +1,6 @@
 """Normalization layers: ``LayerNorm``, ``RMSNorm`` and ``BatchNorm1d``, as in ``torch.nn``.
 
-The math (and the hand-derived backwards) live in :mod:`minitorch_ln.ops.normalization`; see
+The math (and the hand-derived backwards) live in :mod:`minitorch_ln.ops.layer_norm`, ``rms_norm`` and ``batch_norm``; see
 ``docs/layernorm_backward.md``. Parameter and buffer names match PyTorch's, so a PyTorch
 ``state_dict`` loads with ``load_state_dict``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.grad_mode import no_grad
-from ..ops.normalization import _check_eps
+from ..ops.norm_common import check_eps as _check_eps
 from ..tensor import ones, tensor, zeros
 from . import functional as F
 from .module import Module

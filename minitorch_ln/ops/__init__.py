@@ -9,7 +9,9 @@ from .dropout import dropout
 from .embedding import embedding
 from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
 from .matmul import linear, matmul
-from .normalization import batch_norm, layer_norm, rms_norm
+from .batch_norm import batch_norm
+from .layer_norm import layer_norm
+from .rms_norm import rms_norm
 from .reduction import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
 )
