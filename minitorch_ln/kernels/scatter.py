@@ -42,3 +42,82 @@ def _is_row_scatter(target, indices, values) -> bool:
             and target.dtype == values.dtype and target.dtype in (np.float32, np.float64)
             and values.shape == (indices.shape[0], target.shape[1]) and indices.size > 0
             and int(indices.min()) >= 0 and int(indices.max()) < target.shape[0])
+
+
+# --------------------------------------------------------------------------------------------------
+# Reductions along one dim (gather/scatter/scatter_reduce): added for ops/scatter.py
+# --------------------------------------------------------------------------------------------------
+
+
+def along_dim_index(index, dim: int) -> tuple:
+    """The advanced index ``t`` with ``a[t][i0, .., ik] = a[i0, .., index[i0, .., ik], .., ik]`` (``index[...]`` at ``dim``).
+
+    ``a[t]`` is ``gather(a, dim, index)``; ``a[t] = v`` and ``scatter_reduce_at(a, t, v, ...)`` scatter.
+    ``index`` is a non-negative integer array with ``a``'s number of dimensions.
+    """
+    from ..backend import get_array_module
+
+    xp = get_array_module(index)
+    t = []
+    for d, n in enumerate(index.shape):
+        if d == dim:
+            t.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[d] = n
+            t.append(xp.arange(n).reshape(shape))  # broadcasts against index
+    return tuple(t)
+
+
+_UFUNCS = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+
+
+def scatter_reduce_at(target, indices, values, reduce: str) -> None:
+    """``target[indices] = reduce(target[indices], values)`` in place, reducing over repeated indices.
+
+    ``reduce`` is ``"sum"``, ``"prod"``, ``"amax"`` or ``"amin"`` (NaN propagates through amax/amin,
+    as in PyTorch). ``indices`` is a tuple of integer arrays, in range and non-negative, that
+    broadcast to ``values``' shape. NumPy uses ``ufunc.at``; CuPy uses ``cupyx.scatter_add`` for
+    float sums and :func:`segment_reduce_at` otherwise.
+    """
+    if reduce not in _UFUNCS:
+        raise ValueError(f"scatter_reduce_at: reduce must be one of {sorted(_UFUNCS)}, got {reduce!r}")
+    if _is_cupy_array(target):  # pragma: no cover - needs a GPU
+        if reduce == "sum" and target.dtype.kind == "f" and target.dtype.itemsize >= 4:
+            scatter_add(target, indices, values)
+        else:
+            segment_reduce_at(target, indices, values, reduce)
+    elif reduce == "sum":
+        scatter_add(target, indices, values)
+    else:
+        with np.errstate(invalid="ignore"):  # NaN and inf propagate quietly, as in PyTorch
+            getattr(np, _UFUNCS[reduce]).at(target, indices, values)
+
+
+def segment_reduce_at(target, indices, values, reduce: str) -> None:
+    """:func:`scatter_reduce_at` with whole-array ops only (NumPy or CuPy, any dtype, deterministic).
+
+    The targets' flat positions are sorted; a segmented inclusive scan by doubling (Hillis-Steele:
+    ``log2(n)`` steps, each combining an element with the one ``s`` places back when both go to the
+    same place) leaves each segment's reduction on its last element, which is then combined once
+    with the target.
+    """
+    from ..backend import get_array_module
+
+    xp = get_array_module(target)
+    op = getattr(xp, _UFUNCS[reduce])
+    *idx, vals = xp.broadcast_arrays(*indices, values)
+    if vals.size == 0:
+        return
+    keys = xp.ravel_multi_index(tuple(i.reshape(-1) for i in idx), target.shape)  # (n,)
+    order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    k, v = keys[order], vals.reshape(-1)[order].astype(target.dtype)  # (n,), sorted by target place
+    s = 1
+    while s < k.shape[0]:
+        same = k[s:] == k[:-s]  # (n - s,), element i and i - s go to the same place
+        v = xp.concatenate([v[:s], xp.where(same, op(v[:-s], v[s:]), v[s:])])
+        s *= 2
+    last = xp.ones(k.shape, dtype=bool)
+    last[:-1] = k[1:] != k[:-1]  # the last element of each segment holds its reduction
+    place = xp.unravel_index(k[last], target.shape)
+    target[place] = op(target[place], v[last])

@@ -1,0 +1,195 @@
+"""Array-level kernels for convolution and pooling: im2col/col2im, the three convolution GEMMs,
+window argmax, flat gather/scatter and axis take/scatter (NumPy and CuPy through ``xp``; no Tensor).
+
+Geometry is given per spatial axis of a 4-D ``(N, C, H, W)`` array::
+
+    ksize = (kh, kw), stride = (sh, sw), pads = ((top, bottom), (left, right)), dilation = (dh, dw)
+
+so that asymmetric padding ('same' with an even kernel, ``ceil_mode`` pooling) needs no special case.
+``im2col`` is a strided *view* ``(N, C, kh, kw, OH, OW)`` of the padded input: element
+``[n, c, i, j, oh, ow] = xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]`` (Chainer's layout). ``col2im`` is
+its adjoint: it adds every column entry back to the pixel it was read from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import get_array_module
+
+
+def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
+    """Output length of a sliding window: ``floor((size + lo + hi - d·(k-1) - 1) / s) + 1``."""
+    return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def im2col(x, ksize, stride, pads, dilation, fill=0):
+    """``x (N, C, H, W)`` → strided view ``(N, C, kh, kw, OH, OW)`` of ``x`` padded with ``fill``."""
+    xp = get_array_module(x)
+    (kh, kw), (sh, sw), (dh, dw) = ksize, stride, dilation
+    if any(p for pair in pads for p in pair):
+        x = xp.pad(x, ((0, 0), (0, 0)) + tuple(pads), mode="constant", constant_values=fill)
+    N, C, Hp, Wp = x.shape
+    OH, OW = out_size(Hp, kh, sh, dh, 0, 0), out_size(Wp, kw, sw, dw, 0, 0)
+    sN, sC, sH, sW = x.strides
+    return xp.lib.stride_tricks.as_strided(
+        x, (N, C, kh, kw, OH, OW), (sN, sC, sH * dh, sW * dw, sH * sh, sW * sw))
+
+
+def col2im(cols, hw, stride, pads, dilation):
+    """Adjoint of :func:`im2col`: ``cols (N, C, kh, kw, OH, OW)`` → ``(N, C, H, W)``, overlaps summed.
+
+    One slice-add per kernel offset (``kh·kw`` of them), each over the whole batch and every
+    output pixel at once.
+    """
+    xp = get_array_module(cols)
+    N, C, kh, kw, OH, OW = cols.shape
+    (sh, sw), ((pt, pb), (pl, pr)), (dh, dw) = stride, pads, dilation
+    H, W = hw
+    Hp = max(H + pt + pb, dh * (kh - 1) + sh * (OH - 1) + 1)
+    Wp = max(W + pl + pr, dw * (kw - 1) + sw * (OW - 1) + 1)
+    xpad = xp.zeros((N, C, Hp, Wp), dtype=cols.dtype)  # (N, C, Hp, Wp)
+    for i in range(kh):
+        for j in range(kw):
+            h0, w0 = i * dh, j * dw
+            xpad[:, :, h0:h0 + sh * (OH - 1) + 1:sh, w0:w0 + sw * (OW - 1) + 1:sw] += cols[:, :, i, j]
+    return xp.ascontiguousarray(xpad[:, :, pt:pt + H, pl:pl + W])
+
+
+# ------------------------------------------------------------------------------------ GEMM forms
+def _cols_gemm(x, ksize, stride, pads, dilation, groups):
+    """im2col in GEMM layout ``(g, C/g·kh·kw, N·OH·OW)`` (the one copy of the columns)."""
+    cols = im2col(x, ksize, stride, pads, dilation)  # (N, C, kh, kw, OH, OW)
+    N, C, kh, kw, OH, OW = cols.shape
+    cols = cols.transpose(1, 2, 3, 0, 4, 5).reshape(groups, C // groups * kh * kw, N * OH * OW)
+    return cols, (OH, OW)
+
+
+def _dy_gemm(dy, groups):
+    """``dy (N, O, OH, OW)`` → ``(g, O/g, N·OH·OW)``."""
+    N, O, OH, OW = dy.shape
+    return dy.reshape(N, groups, O // groups, OH * OW).transpose(1, 2, 0, 3).reshape(groups, O // groups, -1)
+
+
+def conv2d_forward(x, w, stride, pads, dilation, groups):
+    """``y = w ⋆ x``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)`` → ``y (N, O, OH, OW)``; one (batched-over-groups) GEMM."""
+    xp = get_array_module(x)
+    O, Cg, kh, kw = w.shape
+    N = x.shape[0]
+    cols, (OH, OW) = _cols_gemm(x, (kh, kw), stride, pads, dilation, groups)  # (g, K, N·L)
+    y = xp.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols)  # (g, O/g, N·L)
+    return xp.ascontiguousarray(y.reshape(O, N, OH, OW).transpose(1, 0, 2, 3))  # (N, O, OH, OW)
+
+
+def conv2d_input_grad(dy, w, hw, stride, pads, dilation, groups):
+    """``dx = col2im(wᵀ @ dy-columns)`` (a transposed convolution): ``dy (N, O, OH, OW)`` → ``(N, C, H, W)``."""
+    xp = get_array_module(dy)
+    O, Cg, kh, kw = w.shape
+    N, _, OH, OW = dy.shape
+    wg = w.reshape(groups, O // groups, Cg * kh * kw)  # (g, O/g, K)
+    cols = xp.matmul(wg.transpose(0, 2, 1), _dy_gemm(dy, groups))  # (g, K, N·L)
+    cols = cols.reshape(groups * Cg, kh, kw, N, OH, OW).transpose(3, 0, 1, 2, 4, 5)  # (N, C, kh, kw, OH, OW)
+    return col2im(cols, hw, stride, pads, dilation)
+
+
+def conv2d_weight_grad(x, dy, ksize, stride, pads, dilation, groups):
+    """``dw = dy-columns @ im2col(x)ᵀ``: → ``(O, C/g, kh, kw)``."""
+    xp = get_array_module(x)
+    O = dy.shape[1]
+    cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups)  # (g, K, N·L)
+    dw = xp.matmul(_dy_gemm(dy, groups), cols.transpose(0, 2, 1))  # (g, O/g, K)
+    return dw.reshape(O, x.shape[1] // groups, *ksize)
+
+
+# ------------------------------------------------------------------------------------ pooling helpers
+def window_argmax(x, ksize, stride, pads, dilation, out_hw=None):
+    """Flat index ``h·W + w`` (int64, ``(N, C, OH, OW)``) of each window's maximum, as PyTorch picks it:
+    the first maximum in row-major window order, or the last NaN when the window holds a NaN; and the
+    bool mask of windows with no cell inside the input (``(N, C, OH, OW)``).
+
+    ``pads`` may be larger at the bottom/right than at the top/left (``ceil_mode``).
+    """
+    xp = get_array_module(x)
+    N, C, H, W = x.shape
+    (kh, kw), (sh, sw), ((pt, _), (pl, _)), (dh, dw) = ksize, stride, pads, dilation
+    fill = -np.inf if x.dtype.kind == "f" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+    win = im2col(x, ksize, stride, pads, dilation, fill=fill)  # (N, C, kh, kw, OH, OW)
+    OH, OW = win.shape[4:]
+    win = win.reshape(N, C, kh * kw, OH, OW)
+    k = xp.argmax(win, axis=2)  # first maximum: (N, C, OH, OW)
+    if x.dtype.kind == "f":
+        isnan = xp.isnan(win)
+        last_nan = kh * kw - 1 - xp.argmax(isnan[:, :, ::-1], axis=2)
+        k = xp.where(isnan.any(axis=2), last_nan, k)
+    i, j = k // kw, k % kw
+    h = xp.arange(OH).reshape(OH, 1) * sh - pt + i * dh
+    w = xp.arange(OW).reshape(1, OW) * sw - pl + j * dw
+    idx = h * W + w
+    # A padding cell wins only when the maximum is -inf: PyTorch then keeps its initial index, the
+    # window's first in-bounds cell (and a window with none is "empty": output -inf, no gradient).
+    (hs, h_ok), (ws, w_ok) = _first_inside(OH, sh, pt, dh, kh, H, xp), _first_inside(OW, sw, pl, dw, kw, W, xp)
+    outside = (h < 0) | (h >= H) | (w < 0) | (w >= W)
+    idx = xp.where(outside, hs.reshape(OH, 1) * W + ws.reshape(1, OW), idx).astype(np.int64)
+    empty = outside & ~(h_ok.reshape(OH, 1) & w_ok.reshape(1, OW))
+    return idx, empty
+
+
+def _first_inside(o, s, p, d, k, n, xp):
+    """Per output position: the first window cell ``≥ 0`` and whether it lies inside the window and the input."""
+    start = xp.arange(o) * s - p
+    first = xp.where(start < 0, start + (-start + d - 1) // d * d, start)
+    return first, first < xp.minimum(start + d * (k - 1) + 1, n)
+
+
+def gather_flat(x, idx):
+    """``y[n, c, *o] = x[n, c].ravel()[idx[n, c, *o]]``: ``x (N, C, *S)``, ``idx (N, C, *O)`` → ``(N, C, *O)``."""
+    xp = get_array_module(x)
+    N, C = x.shape[:2]
+    return xp.take_along_axis(x.reshape(N, C, -1), idx.reshape(N, C, -1), axis=2).reshape(idx.shape)
+
+
+def scatter_flat(dy, idx, plane_shape):
+    """Adjoint of :func:`gather_flat`: ``dy (N, C, *O)`` added into zeros ``(N, C, *plane_shape)`` at ``idx``."""
+    xp = get_array_module(dy)
+    N, C = dy.shape[:2]
+    plane = int(np.prod(plane_shape))
+    flat = (xp.arange(N * C, dtype=np.int64).reshape(N, C, 1) * plane + idx.reshape(N, C, -1)).ravel()
+    return _bincount(flat, dy.ravel(), N * C * plane).reshape((N, C) + tuple(plane_shape))
+
+
+def _bincount(flat, values, size):
+    """``out[flat[i]] += values[i]`` into zeros of length ``size`` (sums exact-then-rounded on NumPy)."""
+    xp = get_array_module(values)
+    if xp is np:
+        return np.bincount(flat, weights=values, minlength=size).astype(values.dtype, copy=False)
+    import cupyx
+
+    out = xp.zeros(size, dtype=values.dtype)  # pragma: no cover
+    cupyx.scatter_add(out, flat, values)  # pragma: no cover
+    return out  # pragma: no cover
+
+
+def take_axis(x, idx, axis):
+    """``x.take(idx, axis)`` (a gather along one axis)."""
+    xp = get_array_module(x)
+    return xp.take(x, idx, axis=axis)
+
+
+def scatter_axis(dy, idx, axis, size):
+    """Adjoint of :func:`take_axis`: ``out.take(idx, axis) += dy`` into zeros of length ``size`` on ``axis``."""
+    xp = get_array_module(dy)
+    moved = xp.moveaxis(dy, axis, 0)  # (len(idx), *rest)
+    rest = moved.shape[1:]
+    m = int(np.prod(rest))
+    flat = (xp.asarray(idx, dtype=np.int64).reshape(-1, 1) * m + xp.arange(m, dtype=np.int64)).ravel()
+    out = _bincount(flat, xp.ascontiguousarray(moved).ravel(), size * m).reshape((size,) + rest)
+    return xp.ascontiguousarray(xp.moveaxis(out, 0, axis))
+
+
+def separable(x, a, b):
+    """``y[n, c] = a @ x[n, c] @ bᵀ``: ``x (N, C, H, W)``, ``a (OH, H)``, ``b (OW, W)`` → ``(N, C, OH, OW)``.
+
+    The linear map behind adaptive average pooling and nearest/bilinear interpolation.
+    """
+    xp = get_array_module(x)
+    return xp.ascontiguousarray(xp.matmul(xp.matmul(a, x), b.T))

@@ -1,0 +1,412 @@
+"""Whole slices picked by a 1-D index, and masks: ``index_select``, ``index_add``, ``index_copy``, ``index_fill``,
+``masked_select``, ``masked_scatter``, ``nonzero``, ``argwhere``, ``searchsorted``, ``bucketize``.
+
+``index_select`` picks slices ``x[..., index[k], ...]`` along ``dim``; its adjoint is ``index_add``
+into zeros (repeated indices add up, through ``kernels.scatter``), and ``index_add``'s gradient
+for ``source`` is ``index_select`` again. ``masked_select`` and ``masked_scatter`` are each other's
+adjoint in the same way. ``nonzero``, ``searchsorted`` and ``bucketize`` return int64 indices and
+have no gradient.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..autograd.function import Function
+from ..backend import get_array_module
+from ..kernels.scatter import along_dim_index, scatter_reduce_at
+from ..tensor import Tensor
+from ._util import normalize_dim
+from .conversion import cast
+from .scatter import IndexDtypeError, check_bounds, index_array
+from .shape import broadcast_to, reshape
+
+
+class ShapeMismatchError(RuntimeError, ValueError):
+    """Shapes that do not broadcast: PyTorch raises RuntimeError, the rest of minitorch_ln ValueError."""
+
+
+def _along(dim):
+    """The index tuple selecting ``index`` along ``dim`` (slices before it)."""
+    return (slice(None),) * dim
+
+
+def _zeros(shape, like) -> Tensor:
+    return Tensor._from_op(get_array_module(like.array).zeros(shape, dtype=like.dtype))
+
+
+def _vector_index(op, input, dim, index, dtypes=("int64", "int32"), negative=False):
+    """Check ``input``/``dim``/``index`` for an ``index_*`` op; return ``(dim, index as a 1-D int64 array)``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): expected input to be a Tensor, got {type(input).__name__}")
+    dim = normalize_dim(dim, input.ndim, op)
+    idx = index_array(index, input, op, dtypes)
+    if idx.ndim > 1:
+        raise IndexError(f"{op}(): index must be a vector (0-d or 1-D), got shape {tuple(idx.shape)}")
+    size = (input.shape or (1,))[dim]
+    return dim, check_bounds(idx.reshape(-1), size, dim, op, negative)
+
+
+def _as_1d(x: Tensor) -> Tensor:
+    return reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def _check_source(op, input, dim, idx, source):
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): expected source to be a Tensor, got {type(source).__name__}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{op}(): expected source of input's dtype {input.dtype}, got {source.dtype}")
+    want = list(input.shape or (1,))
+    want[dim] = idx.shape[0]
+    got = tuple(source.shape or (1,))
+    if got != tuple(want):
+        raise RuntimeError(f"{op}(): expected source of shape {tuple(want)} (input's shape with dimension {dim} "
+                           f"the number of indices, {idx.shape[0]}), got {tuple(source.shape)}")
+    return _as_1d(source)
+
+
+def _result(out: Tensor, input: Tensor) -> Tensor:
+    return reshape(out, ()) if input.ndim == 0 else out
+
+
+# ==================================================================================================
+# index_select, index_add, index_copy, index_fill
+# ==================================================================================================
+
+
+class IndexSelect(Function):
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.in_shape, ctx.index, ctx.dim = x.shape, index, dim
+        return get_array_module(x).take(x, index, axis=dim)  # x's shape with len(index) at dim
+
+    @staticmethod
+    def backward(ctx, dy):
+        return IndexAdd.apply(_zeros(ctx.in_shape, dy), dy, ctx.index, ctx.dim, 1), None, None
+
+
+class IndexAdd(Function):
+    @staticmethod
+    def forward(ctx, x, source, index, dim, alpha):
+        ctx.index, ctx.dim, ctx.alpha = index, dim, alpha
+        xp = get_array_module(x)
+        y = x.copy()  # (*x.shape)
+        source = source * x.dtype.type(alpha) if alpha != 1 else source
+        if xp is np:  # rows of a view with dim first: the fast row scatter of kernels.scatter
+            scatter_reduce_at(xp.moveaxis(y, dim, 0), (index,), xp.moveaxis(source, dim, 0), "sum")
+        else:  # pragma: no cover - needs a GPU; one index per element, which every CuPy path takes
+            shape = [1] * x.ndim
+            shape[dim] = -1
+            scatter_reduce_at(y, along_dim_index(xp.broadcast_to(index.reshape(shape), source.shape), dim), source, "sum")
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx = dy if ctx.needs_input_grad[0] else None
+        dsource = None
+        if ctx.needs_input_grad[1]:
+            dsource = IndexSelect.apply(dy, ctx.index, ctx.dim)
+            dsource = dsource * ctx.alpha if ctx.alpha != 1 else dsource
+        return dx, dsource, None, None, None
+
+
+class IndexCopy(Function):
+    """``y = x`` with the slices at ``index`` replaced by ``source``'s, or (``fill``) set to a 0-d ``source``."""
+
+    @staticmethod
+    def forward(ctx, x, source, index, dim, fill):
+        ctx.index, ctx.dim, ctx.fill = index, dim, fill
+        y = x.copy()  # (*x.shape)
+        y[_along(dim) + (index,)] = source
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx = IndexCopy.apply(dy, 0, ctx.index, ctx.dim, True) if ctx.needs_input_grad[0] else None
+        dsource = None
+        if ctx.needs_input_grad[1] and ctx.fill:  # the value gets the sum over every slice it filled, once each
+            dsource = IndexSelect.apply(dy, get_array_module(ctx.index).unique(ctx.index), ctx.dim).sum()
+        elif ctx.needs_input_grad[1]:
+            dsource = IndexSelect.apply(dy, ctx.index, ctx.dim)
+        return dx, dsource, None, None, None
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of ``input`` at ``index`` along ``dim``: ``(a, n, b)`` with ``k`` indices → ``(a, k, b)``.
+
+    ``index`` is 0-d or 1-D, int64 or int32; negative indices are errors (as PyTorch). The gradient
+    index-adds ``dy`` into zeros (repeated indices add up).
+
+    Raises IndexDtypeError (RuntimeError, TypeError) for another index dtype, IndexError for a 2-D
+    index or ``dim`` out of range, IndexOutOfRangeError for an index outside ``[0, size)``.
+    """
+    dim, idx = _vector_index("index_select", input, dim, index)
+    if input.ndim == 0 and idx.shape[0] != 1:
+        raise RuntimeError(f"index_select(): a 0-dimensional input takes exactly one index, got {idx.shape[0]}")
+    return _result(IndexSelect.apply(_as_1d(input), idx, dim), input)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """``out = input`` with ``out[..., index[k], ...] += alpha * source[..., k, ...]`` along ``dim``.
+
+    ``source`` has ``input``'s dtype and shape except ``len(index)`` at ``dim``; repeated indices add
+    up. Integer inputs cast ``alpha`` to their dtype first (as PyTorch). Gradients: ``dinput = dy``,
+    ``dsource = alpha * index_select(dy, dim, index)``. Raises as :func:`index_select`, and
+    RuntimeError for a ``source`` of another dtype or shape.
+    """
+    dim, idx = _vector_index("index_add", input, dim, index)
+    source = _check_source("index_add", input, dim, idx, source)
+    if not isinstance(alpha, (numbers.Number, np.generic)):
+        raise TypeError(f"index_add(): alpha must be a number, got {type(alpha).__name__}")
+    return _result(IndexAdd.apply(_as_1d(input), source, idx, dim, alpha), input)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``out = input`` with ``out[..., index[k], ...] = source[..., k, ...]`` along ``dim``.
+
+    ``index`` must be int64 (PyTorch rejects int32 here). With repeated indices which copy wins is
+    unspecified (as PyTorch). Gradients: ``dinput = dy`` zeroed at the copied slices,
+    ``dsource = index_select(dy, dim, index)``. Raises as :func:`index_add`.
+    """
+    dim, idx = _vector_index("index_copy", input, dim, index, dtypes=("int64",))
+    source = _check_source("index_copy", input, dim, idx, source)
+    return _result(IndexCopy.apply(_as_1d(input), source, idx, dim, False), input)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """``out = input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d Tensor).
+
+    ``index`` must be int64; negative indices count from the end (as PyTorch). A 0-d Tensor
+    ``value`` is cast to ``input``'s dtype and gets the sum of ``dy`` over the filled places (each
+    once, however often it is repeated in ``index``, as PyTorch). ``dinput = dy`` zeroed there.
+
+    Raises IndexDtypeError for a non-int64 index, RuntimeError for a value Tensor that is not 0-d,
+    TypeError for a value of another type, IndexOutOfRangeError as :func:`index_select`.
+    """
+    dim, idx = _vector_index("index_fill", input, dim, index, dtypes=("int64",), negative=True)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"index_fill(): value must be a number or a 0-dimensional Tensor, got shape "
+                               f"{tuple(value.shape)}")
+        value = cast(value, input.dtype) if value.dtype != input.dtype else value
+        if input.dtype.kind != "f":
+            value = value.array[()]
+    elif isinstance(value, (numbers.Number, np.generic)):
+        value = get_array_module(input.array).asarray(value).astype(input.dtype)[()]
+    else:
+        raise TypeError(f"index_fill(): value must be a number or a 0-d Tensor, got {type(value).__name__}")
+    return _result(IndexCopy.apply(_as_1d(input), value, idx, dim, True), input)
+
+
+# ==================================================================================================
+# masked_select, masked_scatter
+# ==================================================================================================
+
+
+class MaskedSelect(Function):
+    @staticmethod
+    def forward(ctx, x, mask):
+        ctx.mask = mask
+        return x[mask]  # (mask.sum(),)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return MaskedScatter.apply(_zeros(ctx.mask.shape, dy), dy, ctx.mask), None
+
+
+class MaskedScatter(Function):
+    """``y = x`` with ``y[mask] = source.reshape(-1)[:mask.sum()]`` (``x`` and ``mask`` of one shape)."""
+
+    @staticmethod
+    def forward(ctx, x, source, mask):
+        ctx.mask, ctx.source_shape = mask, source.shape
+        k = int(mask.sum())
+        y = x.copy()  # (*x.shape)
+        y[mask] = source.reshape(-1)[:k]
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        xp = get_array_module(dy.array)
+        dx = dy.masked_fill(Tensor._from_op(ctx.mask), 0) if ctx.needs_input_grad[0] else None
+        dsource = None
+        if ctx.needs_input_grad[1]:
+            n = int(np.prod(ctx.source_shape))
+            used = xp.arange(n) < int(ctx.mask.sum())  # (n,), the leading entries of source were used
+            dsource = MaskedScatter.apply(_zeros((n,), dy), MaskedSelect.apply(dy, ctx.mask), used)
+            dsource = reshape(dsource, ctx.source_shape)
+        return dx, dsource, None
+
+
+def _mask_and_broadcast(op, input, mask):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): expected input to be a Tensor, got {type(input).__name__}")
+    if not isinstance(mask, Tensor) or mask.dtype != np.bool_:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise IndexDtypeError(f"{op}(): expected mask to be a bool Tensor, got {got}")
+    try:
+        shape = tuple(np.broadcast_shapes(input.shape, mask.shape))
+    except ValueError:
+        raise ShapeMismatchError(f"{op}(): mask of shape {tuple(mask.shape)} and input of shape {tuple(input.shape)} "
+                                 "do not broadcast (trailing dimensions must be equal or 1)") from None
+    xp = get_array_module(input.array)
+    m = xp.broadcast_to(backend.to_device(mask.array, input.device), shape)
+    x = broadcast_to(input, shape) if input.shape != shape else input
+    return x, m
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The entries of ``input`` where ``mask`` (bool, broadcast with ``input``) is True, as a 1-D tensor (row-major order).
+
+    The gradient puts ``dy`` back at the mask's places (summed over broadcast axes). Raises
+    IndexDtypeError (RuntimeError, TypeError) for a non-bool mask and ShapeMismatchError
+    (RuntimeError, ValueError) when the shapes do not broadcast.
+    """
+    x, m = _mask_and_broadcast("masked_select", input, mask)
+    return MaskedSelect.apply(x, m)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``out`` = ``input`` broadcast with ``mask``, with the True places filled by ``source``'s leading entries in order.
+
+    ``source`` (any shape, ``input``'s dtype) needs at least ``mask.sum()`` elements. Gradients:
+    ``dinput = dy`` zeroed at the mask (summed over broadcast axes); ``dsource`` is
+    ``masked_select(dy, mask)`` in its leading entries and zero after. Raises RuntimeError (source
+    too small or of another dtype) and as :func:`masked_select`.
+    """
+    x, m = _mask_and_broadcast("masked_scatter", input, mask)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"masked_scatter(): expected source to be a Tensor, got {type(source).__name__}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"masked_scatter(): expected source of input's dtype {input.dtype}, got {source.dtype}")
+    k = int(m.sum())
+    if source.numel() < k:
+        raise RuntimeError(f"masked_scatter(): source has {source.numel()} elements but the mask has {k} True entries "
+                           "(source needs at least as many)")
+    return MaskedScatter.apply(x, source, m)
+
+
+# ==================================================================================================
+# nonzero, argwhere, searchsorted, bucketize (integer results, no gradient)
+# ==================================================================================================
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """The indices of the non-zero entries of ``input`` (NaN counts as non-zero), in row-major order.
+
+    Returns an int64 tensor of shape ``(n, input.ndim)``, or with ``as_tuple=True`` a tuple of
+    ``input.ndim`` 1-D tensors (one for a 0-d input, as PyTorch). No gradient.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"nonzero(): expected input to be a Tensor, got {type(input).__name__}")
+    xp = get_array_module(input.array)
+    a = input.array
+    if as_tuple:
+        return tuple(Tensor._from_op(i.astype(np.int64)) for i in xp.nonzero(a.reshape(a.shape or (1,))))
+    if a.ndim == 0:
+        return Tensor._from_op(xp.zeros((int(a != 0), 0), dtype=np.int64))  # (1, 0) or (0, 0), as PyTorch
+    return Tensor._from_op(xp.argwhere(a).astype(np.int64))  # (n, ndim)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``nonzero(input)``: an int64 ``(n, input.ndim)`` tensor of the indices of the non-zero entries."""
+    return nonzero(input)
+
+
+def _binary_search(seq, values, right):
+    """PyTorch's lower/upper bound: the first ``i`` with ``seq[i] >= v`` (``> v`` for ``right``), per row of ``seq``.
+
+    ``seq`` is ``(n,)`` or ``(*B, n)`` with ``values`` ``(*B, m)``. Written as PyTorch's loop
+    (``if not seq[mid] >= v: lo = mid + 1``) so that NaN lands where PyTorch puts it.
+    """
+    xp = get_array_module(values)
+    n = seq.shape[-1]
+    lo = xp.zeros(values.shape, dtype=np.int64)
+    hi = xp.full(values.shape, n, dtype=np.int64)
+    for _ in range(int(n).bit_length() + 1):
+        mid = (lo + hi) // 2
+        at = xp.minimum(mid, max(n - 1, 0))
+        mid_val = seq[at] if seq.ndim == 1 else xp.take_along_axis(seq, at, axis=-1)
+        go_up = ~(mid_val > values) if right else ~(mid_val >= values)
+        active = lo < hi
+        lo = xp.where(active & go_up, mid + 1, lo)
+        hi = xp.where(active & ~go_up, mid, hi)
+    return lo
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side=None, sorter=None) -> Tensor:
+    """The indices at which ``input`` would be inserted into ``sorted_sequence`` to keep it sorted (its last dim).
+
+    ``sorted_sequence`` is ``(n,)`` or ``(*B, n)`` with ``input`` ``(*B, m)``; ``input`` may be a
+    number (a 0-d result). ``right=True`` or ``side='right'`` gives the last such index. ``sorter``
+    (int64, ``sorted_sequence``'s shape) sorts an unsorted sequence. Results are int64 (int32 with
+    ``out_int32``) and have no gradient.
+
+    Raises:
+        RuntimeError: a 0-d sequence, leading dims that differ, side and right opposed, a bad sorter.
+        ValueError (also a RuntimeError here): side not 'left'/'right'.
+    """
+    seq = sorted_sequence
+    if not isinstance(seq, Tensor):
+        raise TypeError(f"searchsorted(): expected sorted_sequence to be a Tensor, got {type(seq).__name__}")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise _BadOption(f"searchsorted(): side can only be 'left' or 'right', got {side!r}")
+        if side == "left" and right:
+            raise RuntimeError("searchsorted(): side and right can't be set to opposites: got side='left' and right=True")
+        right = side == "right"
+    xp = get_array_module(seq.array)
+    if seq.ndim == 0:
+        raise RuntimeError("searchsorted(): sorted_sequence must have at least one dimension, got a 0-d tensor")
+    if isinstance(input, Tensor):
+        values = backend.to_device(input.array, seq.device)
+    elif isinstance(input, (numbers.Number, np.generic)):
+        values = xp.asarray(input)
+    else:
+        raise TypeError(f"searchsorted(): expected input to be a Tensor or a number, got {type(input).__name__}")
+    s = seq.array
+    if s.ndim > 1 and (values.ndim != s.ndim or values.shape[:-1] != s.shape[:-1]):
+        raise RuntimeError(f"searchsorted(): sorted_sequence should be 1-D or have input's leading dims: got "
+                           f"sorted_sequence {tuple(s.shape)} and input {tuple(values.shape)}")
+    if sorter is not None:
+        srt = index_array(sorter, seq, "searchsorted", dtypes=("int64",), name="sorter")
+        if srt.shape != s.shape:
+            raise RuntimeError(f"searchsorted(): sorter must have sorted_sequence's shape {tuple(s.shape)}, got "
+                               f"{tuple(srt.shape)}")
+        if srt.size and (int(srt.min()) < 0 or int(srt.max()) >= s.shape[-1]):
+            raise IndexError(f"searchsorted(): sorter index out of range [0, {s.shape[-1]})")
+        s = xp.take_along_axis(s, srt, axis=-1)
+    out = _binary_search(s, values, bool(right)) if s.shape[-1] else xp.zeros(values.shape, dtype=np.int64)
+    return Tensor._from_op(out.astype(np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each entry of ``input`` (any shape, or a number): ``i`` with ``boundaries[i-1] < x <= boundaries[i]``.
+
+    ``right=True``: ``boundaries[i-1] <= x < boundaries[i]``. ``boundaries`` is 1-D and sorted.
+    Int64 results (int32 with ``out_int32``) of ``input``'s shape, no gradient. Raises
+    RuntimeError when ``boundaries`` is not 1-D.
+    """
+    if not isinstance(boundaries, Tensor) or boundaries.ndim != 1:
+        got = f"shape {tuple(boundaries.shape)}" if isinstance(boundaries, Tensor) else type(boundaries).__name__
+        raise RuntimeError(f"bucketize(): boundaries must be a 1-D Tensor, got {got}")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+class _BadOption(RuntimeError, ValueError):
+    """A bad option string: PyTorch raises RuntimeError, Python would say ValueError."""
+
+
+# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
+Tensor.index_select = index_select
+Tensor.index_add = index_add
+Tensor.index_copy = index_copy
+Tensor.index_fill = index_fill
+Tensor.masked_select = masked_select
+Tensor.masked_scatter = masked_scatter
+Tensor.nonzero = nonzero
+Tensor.argwhere = argwhere
