@@ -1,0 +1,509 @@
+"""Binary math: atan2, hypot, lerp, the three integer-style divisions (``fmod``, ``remainder``,
+``floor_divide``, ``div`` with ``rounding_mode``), closeness tests, copysign, xlogy, float_power,
+logaddexp(2), fmax/fmin and heaviside.
+
+Each op is a ``Function`` followed by its public function. Operands broadcast and promote as in
+PyTorch (:func:`promote`: a float32 tensor with a Python number stays float32, an int tensor with a
+Python int keeps its dtype); every backward sums its gradients back to each input's shape with
+:func:`unbroadcast`. Where a derivative has a removable 0/0 (atan2 and hypot at the origin) the
+``where(h == 0, 1, h)`` guard keeps it finite (0) and keeps its own gradient finite too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import backend
+from ..autograd.function import Function
+from ..backend import get_array_module
+from ..tensor import Tensor
+from ._util import broadcast_shape, promote
+from .conversion import cast
+from .elementwise import where
+from .shape import unbroadcast
+
+_LN2 = math.log(2.0)
+
+
+class DtypeMismatchError(TypeError, RuntimeError):
+    """Operands whose dtypes must agree (lerp, heaviside, isclose); PyTorch raises RuntimeError."""
+
+
+class OptionError(ValueError, RuntimeError):
+    """A bad option value (``rounding_mode``, negative ``rtol``); PyTorch raises RuntimeError."""
+
+
+class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
+    """Integer ``fmod``/``remainder``/``floor_divide`` by zero (PyTorch: RuntimeError: ZeroDivisionError)."""
+
+
+def _calm(fn, *arrays):
+    with np.errstate(all="ignore"):
+        return fn(*arrays)
+
+
+def _zeros(shape, like: Tensor) -> Tensor:
+    return Tensor._from_op(get_array_module(like.array).zeros(shape, dtype=like.dtype))
+
+
+def _operands(a, b, op: str, kinds: str = "biuf", to_float: bool = False):
+    """Promote, check the broadcast, reject dtypes outside ``kinds``; ints → float32 if ``to_float``."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+    a, b = promote(a, b, op)
+    broadcast_shape(a.shape, b.shape, op)
+    if to_float and a.dtype.kind in "biu":
+        a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
+    if a.dtype.kind not in kinds:
+        names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point"}
+        want = " or ".join(sorted({names[k] for k in kinds}))
+        raise TypeError(f"{op}: expected {want} tensors, got {a.dtype}")
+    return a, b
+
+
+def _check_int_divisor(b, op: str) -> None:
+    if b.dtype.kind in "biu" and bool((b.array == 0).any()):
+        raise IntegerDivisionByZero(f"{op}: ZeroDivisionError: integer division by zero")
+
+
+# ==================================================================================================
+# atan2, hypot, lerp
+# ==================================================================================================
+
+
+def _safe(h: Tensor) -> Tensor:
+    return where(h == 0, 1.0, h)  # only used where the numerator is 0 too: 0/1 instead of 0/0
+
+
+class Atan2(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return get_array_module(a).arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        h = _safe(hypot(a, b))  # a² + b² as h·h, without overflow for |a| = 1e20 in float32
+        da = unbroadcast(dy * (b / h) / h, a.shape) if ctx.needs_input_grad[0] else None  # b / (a² + b²)
+        db = unbroadcast(-dy * (a / h) / h, b.shape) if ctx.needs_input_grad[1] else None  # -a / (a² + b²)
+        return da, db
+
+
+def atan2(input, other) -> Tensor:  # noqa: A002 - PyTorch's argument names
+    """The angle of the point ``(other, input)``, in ``[-π, π]``, elementwise (broadcast shape; ints
+    give float32). ``d/dinput = other/(input² + other²)``, ``d/dother = -input/(input² + other²)``;
+    0 at the origin (as PyTorch)."""
+    return Atan2.apply(*_operands(input, other, "atan2", to_float=True))
+
+
+class Hypot(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return get_array_module(a).hypot(a, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        h = _safe(hypot(a, b))
+        da = unbroadcast(dy * a / h, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dy * b / h, b.shape) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+def hypot(input, other) -> Tensor:  # noqa: A002
+    """``√(input² + other²)`` without overflow or underflow; floating point only (TypeError otherwise,
+    as PyTorch). ``d/dinput = input/h``, ``d/dother = other/h``. Deviation: at the origin the
+    gradient is 0 (the subgradient ``abs`` uses); PyTorch gives NaN."""
+    return Hypot.apply(*_operands(input, other, "hypot", kinds="f"))
+
+
+class Lerp(Function):
+    """``start + w·(end - start)``, evaluated as PyTorch does (exact at w = 0 and w = 1) in float64."""
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        xp = get_array_module(start)
+        ctx.save_for_backward(start, end, weight if isinstance(weight, Tensor) or hasattr(weight, "shape") else None)
+        ctx.weight, ctx.shapes = weight, (start.shape, end.shape, np.shape(weight))
+        s, e, w = start.astype(np.float64), end.astype(np.float64), xp.asarray(weight, dtype=np.float64)
+        y = _calm(lambda: xp.where(xp.abs(w) < 0.5, s + w * (e - s), e - (e - s) * (1.0 - w)))
+        return y.astype(start.dtype)
+
+    @staticmethod
+    def backward(ctx, dy):
+        start, end, w = ctx.saved_tensors
+        w = ctx.weight if w is None else w
+        dstart = unbroadcast(dy * (1.0 - w), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        dend = unbroadcast(dy * w, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        dweight = unbroadcast(dy * (end - start), ctx.shapes[2]) if ctx.needs_input_grad[2] else None
+        return dstart, dend, dweight
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002
+    """Linear interpolation ``input + weight·(end - input)`` (broadcast over all three).
+
+    ``input`` and ``end`` are floating point Tensors of one dtype; ``weight`` is a number or a
+    Tensor of that dtype. Raises TypeError for other dtypes or types (a mismatch is also a
+    RuntimeError, as PyTorch's). Gradients: ``1 - weight``, ``weight``, ``end - input``.
+    """
+    for name, t in (("input", input), ("end", end)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"lerp: {name} must be a Tensor, got {type(t).__name__}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"lerp: expected a floating point input, got {input.dtype}")
+    if isinstance(weight, Tensor):
+        others = (("end", end), ("weight", weight))
+    elif isinstance(weight, (int, float, np.number)) and not isinstance(weight, bool):
+        others, weight = (("end", end),), float(weight)
+    else:
+        raise TypeError(f"lerp: weight must be a number or a Tensor, got {type(weight).__name__}")
+    for name, t in others:
+        if t.dtype != input.dtype:
+            raise DtypeMismatchError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
+    shape = broadcast_shape(input.shape, end.shape, "lerp")
+    if isinstance(weight, Tensor):
+        broadcast_shape(shape, weight.shape, "lerp")
+    return Lerp.apply(input, end, weight)
+
+
+# ==================================================================================================
+# Divisions: fmod, remainder, floor_divide, div(rounding_mode=...), true_divide
+# ==================================================================================================
+
+
+class _Quotient(Function):
+    """``a // b`` (floor) or ``trunc(a / b)``: piecewise constant, so zero gradients."""
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        xp = get_array_module(a)
+        ctx.shapes = (a.shape, b.shape)
+        q = _calm(xp.floor_divide, a, b)  # Python's floor division (as PyTorch's, -0.0 and inf included)
+        if mode == "trunc":
+            if a.dtype.kind == "f":
+                return _calm(lambda: xp.trunc(a / b).astype(a.dtype, copy=False))
+            inexact = _calm(lambda: (a - q * b) != 0)
+            q = q + (inexact & ((a < 0) != (b < 0))).astype(q.dtype)  # floor → toward zero
+        return q
+
+    @staticmethod
+    def backward(ctx, dy):
+        return _zeros(ctx.shapes[0], dy), _zeros(ctx.shapes[1], dy), None
+
+
+def _quotient(a, b, mode, op):
+    a, b = _operands(a, b, op, kinds="iuf")
+    _check_int_divisor(b, op)
+    return _Quotient.apply(a, b, mode)
+
+
+def floor_divide(input, other) -> Tensor:  # noqa: A002
+    """``floor(input / other)`` elementwise, as Python's ``//`` (ints keep their dtype; float
+    results are whole floats). Raises ZeroDivisionError (also a RuntimeError) for an integer zero
+    divisor and TypeError for bool. Deviation: the gradient is 0 (the derivative almost everywhere),
+    where PyTorch raises "derivative not implemented"."""
+    return _quotient(input, other, "floor", "floor_divide")
+
+
+def div_rounding(input, other, rounding_mode=None) -> Tensor:  # noqa: A002
+    """PyTorch's ``div(input, other, rounding_mode=None)``: true division (ints give float32) with
+    ``None``; ``'trunc'`` rounds the quotient toward zero, ``'floor'`` down, both keeping integer
+    dtypes and giving zero gradients (as PyTorch). Raises ValueError (also a RuntimeError) for
+    another ``rounding_mode``."""
+    if rounding_mode is None:
+        return true_divide(input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise OptionError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
+    return _quotient(input, other, rounding_mode, "div")
+
+
+def true_divide(input, other) -> Tensor:  # noqa: A002
+    """``input / other`` with integer operands as float32 (the alias PyTorch keeps for ``div``)."""
+    a, b = _operands(input, other, "true_divide", to_float=True)
+    return a / b
+
+
+class Fmod(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _calm(get_array_module(a).fmod, a, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        da = unbroadcast(dy, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(-dy * div_rounding(a, b, "trunc"), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+class Remainder(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = get_array_module(a)
+        ctx.save_for_backward(a, b)
+        if a.dtype.kind != "f":
+            return xp.remainder(a, b)
+        m = _calm(xp.fmod, a, b)  # PyTorch's rule, which keeps fmod's -0.0: shift m into b's sign
+        return xp.where((m != 0) & ((b < 0) != (m < 0)), m + b, m).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        da = unbroadcast(dy, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(-dy * div_rounding(a, b, "floor"), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+def fmod(input, other) -> Tensor:  # noqa: A002
+    """C's ``fmod``: ``input - trunc(input/other)·other``, with the sign of ``input`` (ints keep their
+    dtype; NaN for a float zero divisor). Gradients: 1 and ``-trunc(input/other)`` (as PyTorch).
+    Raises ZeroDivisionError (also a RuntimeError) for an integer zero divisor, TypeError for bool."""
+    a, b = _operands(input, other, "fmod", kinds="iuf")
+    _check_int_divisor(b, "fmod")
+    return Fmod.apply(a, b)
+
+
+def remainder(input, other) -> Tensor:  # noqa: A002
+    """Python's ``%``: ``input - floor(input/other)·other``, with the sign of ``other`` (ints keep their
+    dtype). Gradients: 1 and ``-floor(input/other)`` (as PyTorch). Errors as :func:`fmod`."""
+    a, b = _operands(input, other, "remainder", kinds="iuf")
+    _check_int_divisor(b, "remainder")
+    return Remainder.apply(a, b)
+
+
+# ==================================================================================================
+# Closeness and equality (Python bools or bool tensors, no gradient)
+# ==================================================================================================
+
+
+def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:  # noqa: A002
+    """``|input - other| <= atol + rtol·|other|`` elementwise (a bool tensor of the broadcast shape).
+
+    Equal infinities are close; NaN is close to NaN only with ``equal_nan``. Two tensors must have
+    one dtype (DtypeMismatchError, a TypeError and RuntimeError, as PyTorch). Integers are compared
+    in float64 (PyTorch: float32). Raises ValueError (also a RuntimeError) for negative tolerances.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"isclose: input must be a Tensor, got {type(input).__name__}")
+    if isinstance(other, Tensor) and other.dtype != input.dtype:
+        raise DtypeMismatchError(f"isclose: {input.dtype} did not match {other.dtype}: both tensors need one dtype")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise OptionError(f"isclose: {name} must be greater than or equal to zero, but got {v}")
+    a, b = _operands(input, other, "isclose")
+    xp, a, b = get_array_module(a.array), a.array, b.array
+    with np.errstate(all="ignore"):
+        close = a == b
+        if equal_nan and a.dtype.kind == "f":
+            close = close | (xp.isnan(a) & xp.isnan(b))
+        if rtol != 0 or atol != 0:
+            fa, fb = (a, b) if a.dtype.kind == "f" else (a.astype(np.float64), b.astype(np.float64))
+            actual = xp.abs(fa - fb)
+            close = close | (xp.isfinite(actual) & (actual <= atol + xp.abs(rtol * fb)))
+    return Tensor._from_op(xp.asarray(close))
+
+
+def allclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:  # noqa: A002
+    """``True`` when :func:`isclose` holds everywhere (a Python bool); shapes must broadcast."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).array.all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
+    """``True`` when both tensors have the same shape and equal values (a Python bool; dtypes
+    promote, NaN never equals). Different shapes give ``False``. Raises TypeError for non-tensors."""
+    for name, t in (("input", input), ("other", other)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"equal: {name} must be a Tensor, got {type(t).__name__}")
+    if input.shape != other.shape:
+        return False
+    a, b = promote(input, other, "equal")
+    return bool((a.array == b.array).all())
+
+
+# ==================================================================================================
+# copysign, xlogy, float_power
+# ==================================================================================================
+
+
+class Copysign(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = get_array_module(a)
+        y = xp.copysign(a, b)
+        ctx.factor = _calm(lambda: xp.where(a == 0, 0, y / a).astype(a.dtype, copy=False))  # ±1, 0 at a = 0
+        ctx.shapes = (a.shape, b.shape)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        da = unbroadcast(dy * Tensor._from_op(ctx.factor), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        return da, _zeros(ctx.shapes[1], dy) if ctx.needs_input_grad[1] else None
+
+
+def copysign(input, other) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign (bit) of ``other``, -0.0 included; ints give float32. Gradients:
+    ``±1`` for input (0 where input is 0) and zeros for ``other`` (as PyTorch)."""
+    return Copysign.apply(*_operands(input, other, "copysign", to_float=True))
+
+
+class Xlogy(Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        xp = get_array_module(x)
+        ctx.save_for_backward(x, y)
+        out = _calm(lambda: x * xp.log(y))
+        return xp.where((x == 0) & ~xp.isnan(y), x.dtype.type(0), out).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensors
+        dx = dy_ = None
+        if ctx.needs_input_grad[0]:  # log y, and 0 where x = 0 and y <= 0 (as PyTorch)
+            dx = unbroadcast(xlogy(dy, y).masked_fill((x == 0) & (y <= 0), 0.0), x.shape)
+        if ctx.needs_input_grad[1]:
+            dy_ = unbroadcast(dy * x / y, y.shape)
+        return dx, dy_
+
+
+def xlogy(input, other) -> Tensor:  # noqa: A002
+    """``input·log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); ints give float32.
+    Gradients: ``log(other)`` and ``input/other`` (as PyTorch)."""
+    return Xlogy.apply(*_operands(input, other, "xlogy", to_float=True))
+
+
+class FloatPower(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        y = _calm(lambda: a**b)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b, y = ctx.saved_tensors
+        da = db = None
+        if ctx.needs_input_grad[0]:  # b·a^(b-1), 0 where b = 0 (as PyTorch's pow)
+            da = unbroadcast(where(b == 0, 0.0, dy * b * a ** (b - 1.0)), a.shape)
+        if ctx.needs_input_grad[1]:  # a^b·log a, 0 where a = 0 and b >= 0
+            db = unbroadcast(where((a == 0) & (b >= 0), 0.0, dy * y * a.log()), b.shape)
+        return da, db
+
+
+def float_power(input, exponent) -> Tensor:  # noqa: A002
+    """``input ** exponent`` computed in float64 (the result is always float64, as PyTorch); the
+    gradients go back to each input's own dtype."""
+    a, b = _operands(input, exponent, "float_power")
+    return FloatPower.apply(cast(a, np.float64), cast(b, np.float64))
+
+
+# ==================================================================================================
+# logaddexp, logaddexp2, fmax, fmin, heaviside
+# ==================================================================================================
+
+
+class LogAddExp(Function):
+    """``log(e^a + e^b) = max + log1p(e^-|a-b|)`` (``a`` itself when both are the same infinity)."""
+
+    @staticmethod
+    def forward(ctx, a, b, base2):
+        xp = get_array_module(a)
+        ctx.save_for_backward(a, b)
+        ctx.base2 = base2
+        with np.errstate(all="ignore"):
+            m, d = xp.maximum(a, b), -xp.abs(a - b)
+            y = m + (xp.log1p(xp.exp2(d)) / _LN2 if base2 else xp.log1p(xp.exp(d)))
+            return xp.where(xp.isinf(a) & (a == b), a, y).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        k = _LN2 if ctx.base2 else 1.0  # d/da = 1/(1 + e^(k(b - a))) = sigmoid(k(a - b))
+        da = unbroadcast(dy * ((a - b) * k).sigmoid(), a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dy * ((b - a) * k).sigmoid(), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db, None
+
+
+def logaddexp(input, other) -> Tensor:  # noqa: A002
+    """``log(e^input + e^other)`` without overflow (``logaddexp(1e38, 1e38) = 1e38 + log 2``);
+    floating point only. Gradients: ``sigmoid(input - other)`` and ``sigmoid(other - input)``."""
+    return LogAddExp.apply(*_operands(input, other, "logaddexp", kinds="f"), False)
+
+
+def logaddexp2(input, other) -> Tensor:  # noqa: A002
+    """``log₂(2^input + 2^other)`` without overflow; floating point only. Gradients:
+    ``1/(1 + 2^(other - input))`` and ``1/(1 + 2^(input - other))``."""
+    return LogAddExp.apply(*_operands(input, other, "logaddexp2", kinds="f"), True)
+
+
+class FMaxMin(Function):
+    """``fmax``/``fmin``: NaN only where both are NaN. The gradient goes to ``a`` where it is chosen,
+    ties included (``a >= b`` for fmax, or ``b`` NaN), else to ``b`` (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, b, is_max):
+        xp = get_array_module(a)
+        ctx.to_a = ((a >= b) if is_max else (a <= b)) | xp.isnan(b)
+        ctx.shapes = (a.shape, b.shape)
+        return xp.where(ctx.to_a, a, b)  # (not xp.fmax: on a tie of -0.0 and 0.0 PyTorch keeps a)
+
+    @staticmethod
+    def backward(ctx, dy):
+        to_a = Tensor._from_op(ctx.to_a.astype(dy.dtype))
+        da = unbroadcast(dy * to_a, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dy * (1.0 - to_a), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return da, db, None
+
+
+def fmax(input, other) -> Tensor:  # noqa: A002
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN); any real dtype."""
+    return FMaxMin.apply(*_operands(input, other, "fmax"), True)
+
+
+def fmin(input, other) -> Tensor:  # noqa: A002
+    """Elementwise minimum that ignores NaN (NaN only where both are NaN); any real dtype."""
+    return FMaxMin.apply(*_operands(input, other, "fmin"), False)
+
+
+class Heaviside(Function):
+    @staticmethod
+    def forward(ctx, x, v):
+        xp = get_array_module(x)
+        ctx.at_zero, ctx.shapes = x == 0, (x.shape, v.shape)
+        y = xp.where(ctx.at_zero, v, x > 0).astype(x.dtype, copy=False)
+        return xp.where(xp.isnan(x), x, y) if x.dtype.kind == "f" else y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dv = unbroadcast(dy * Tensor._from_op(ctx.at_zero.astype(dy.dtype)), ctx.shapes[1])
+        return _zeros(ctx.shapes[0], dy), dv if ctx.needs_input_grad[1] else None
+
+
+def heaviside(input: Tensor, values) -> Tensor:  # noqa: A002
+    """0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``; one dtype for
+    both (DtypeMismatchError, a TypeError and RuntimeError, as PyTorch). Deviations: NaN input gives
+    NaN (NumPy; PyTorch gives 0), and the gradients are defined (0 for ``input``, ``[input == 0]``
+    for ``values``) where PyTorch raises "derivative not implemented"."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"heaviside: input must be a Tensor, got {type(input).__name__}")
+    if isinstance(values, Tensor) and values.dtype != input.dtype:
+        raise DtypeMismatchError(
+            f"heaviside is not yet implemented for tensors with different dtypes: {input.dtype} and {values.dtype}")
+    return Heaviside.apply(*_operands(input, values, "heaviside"))
+
+
+# Tensor methods and operators (tensor.py imports nothing of ops/: each ops module attaches its own)
+for _f in (atan2, hypot, lerp, fmod, remainder, floor_divide, true_divide, isclose, allclose, equal, copysign,
+           xlogy, float_power, logaddexp, logaddexp2, fmax, fmin, heaviside):
+    setattr(Tensor, _f.__name__, _f)
+del _f
+Tensor.arctan2 = atan2
+Tensor.divide = div_rounding
+Tensor.__mod__ = remainder
+Tensor.__rmod__ = lambda self, other: remainder(other, self)
+Tensor.__floordiv__ = floor_divide
+Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
