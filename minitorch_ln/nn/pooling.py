@@ -1,0 +1,129 @@
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``, ``AdaptiveMaxPool1d/2d``.
+
+Thin wrappers over ``ops/pooling.py`` with PyTorch's constructor arguments and ``extra_repr``; no
+parameters. Shapes and errors are those of the functions.
+"""
+
+from __future__ import annotations
+
+from ..ops import pooling as P
+from .module import Module
+
+
+class _MaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if (stride is not None) else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                              self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """``(N, C, L)`` or ``(C, L)`` → ``(N, C, OL)``; see :func:`~minitorch_ln.ops.pooling.max_pool1d`."""
+
+    _fn = staticmethod(P.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, OH, OW)``; see :func:`~minitorch_ln.ops.pooling.max_pool2d`."""
+
+    _fn = staticmethod(P.max_pool2d)
+
+
+class AvgPool1d(Module):
+    """``(N, C, L)`` or ``(C, L)`` → ``(N, C, OL)``; see :func:`~minitorch_ln.ops.pooling.avg_pool1d`."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if (stride is not None) else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self._t(self.kernel_size)}, stride={self._t(self.stride)}, padding={self._t(self.padding)}"
+
+    @staticmethod
+    def _t(v):  # PyTorch's AvgPool1d stores single-element tuples
+        return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+class AvgPool2d(Module):
+    """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, OH, OW)``; see :func:`~minitorch_ln.ops.pooling.avg_pool2d`."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if (stride is not None) else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _fn = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """``(N, C, L)`` or ``(C, L)`` → ``(N, C, output_size)``."""
+
+    _fn = staticmethod(P.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, *output_size)``."""
+
+    _fn = staticmethod(P.adaptive_avg_pool2d)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """``(N, C, L)`` or ``(C, L)`` → ``(N, C, output_size)``; ``return_indices`` adds int64 indices."""
+
+    _fn = staticmethod(P.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, *output_size)``; ``return_indices`` adds int64 indices."""
+
+    _fn = staticmethod(P.adaptive_max_pool2d)
