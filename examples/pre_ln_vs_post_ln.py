@@ -31,7 +31,9 @@ import numpy as np  # noqa: E402
 import minitorch_ln as mt  # noqa: E402
 import minitorch_ln.nn as nn  # noqa: E402
 import minitorch_ln.nn.functional as F  # noqa: E402
-from minitorch_ln.data import CharTokenizer, TokenDataset, default_corpus  # noqa: E402
+from minitorch_ln.apps.corpus import default_corpus
+from minitorch_ln.apps.dataset import TokenDataset
+from minitorch_ln.apps.tokenizer import CharTokenizer
 from minitorch_ln.optim import Adam  # noqa: E402
 from minitorch_ln.optim.lr_scheduler import LambdaLR  # noqa: E402
 

@@ -9,7 +9,8 @@ import minitorch_ln as mt
 from helpers import compare_with_torch, t64, to_torch, torch
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 from minitorch_ln.nn import functional as F
-from minitorch_ln.nn.attention import MultiheadAttention, causal_mask
+from minitorch_ln.nn.attention import MultiheadAttention
+from minitorch_ln.ops.attention import causal_mask
 from parity import module_parity
 
 TF = torch.nn.functional

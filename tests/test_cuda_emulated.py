@@ -331,6 +331,7 @@ def gpu_branches(emulator, monkeypatch):
         return cuda_softmax if ok else None
 
     monkeypatch.setattr(softmax_ops, "_fused_rows", fused_rows)
+    monkeypatch.setattr(importlib.import_module("minitorch_ln.ops.loss"), "_fused_rows", fused_rows)
     real_pick = kernels.pick
     monkeypatch.setattr(kernels, "pick", lambda name, a: getattr(cuda_layernorm, name, None) or real_pick(name, a))
     monkeypatch.setattr(cuda_optim, "_on_gpu", lambda a: True)
@@ -383,8 +384,8 @@ def test_cross_entropy_op_branch_matches_dense_path(gpu_branches, reduction, rng
     for fused in (True, False):
         if not fused:
             gpu_branches_off = pytest.MonkeyPatch()
-            gpu_branches_off.setattr(importlib.import_module("minitorch_ln.ops.softmax"), "_fused_rows",
-                                     lambda x, dim: None)
+            for name in ("minitorch_ln.ops.softmax", "minitorch_ln.ops.loss"):
+                gpu_branches_off.setattr(importlib.import_module(name), "_fused_rows", lambda x, dim: None)
         xt = mt.tensor(x, requires_grad=True)
         loss = F.cross_entropy(xt, mt.tensor(t), reduction=reduction, label_smoothing=0.1)
         loss.backward(mt.tensor(dy))

@@ -18,7 +18,7 @@ working dtype, numerical one in float64, and a tolerance *derived* per entry (se
 
 On failure the error shows, per input, a table of the worst entries; for an op whose ``Function``
 defines ``term_check(ctx)`` (the LayerNorm family) it adds which backward term disagrees
-(:mod:`.check_reports`); ``heatmap="j.png"`` saves the Jacobians as a picture.
+(``diagnostics/terms.py``); ``heatmap="j.png"`` saves the Jacobians as a picture.
 """
 
 from __future__ import annotations
@@ -29,75 +29,14 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from .check_precision import precision_report
 from .engine import grad as autograd_grad
+from .function import AccumulateGrad
+from .jacobian import GradcheckError, _analytical_jacobians, _as_tuple, _locate, _numerical_jacobian, _outputs, _to_numpy
 
-
-class GradcheckError(RuntimeError):
-    """A gradient check failed; the message names the input, the element and both values."""
-
-    def __init__(self, message, *, input_index=None, output_index=None, worst=None):
-        super().__init__(message)
-        self.input_index = input_index
-        self.output_index = output_index
-        self.worst = worst or []
-        self.terms = []  # [(node name, TermReport)] for LayerNorm-family ops, filled on failure
-
-
-def _as_tuple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
-
-
-def _outputs(fn, inputs):
-    out = _as_tuple(fn(*inputs))
-    return tuple(o for o in out if isinstance(o, Tensor) and o.dtype.kind == "f")
-
-
-def _to_numpy(a):
-    # a copy: an output may be a view of the input that the finite differences perturb in place
-    return np.array(backend.to_device(a, "cpu"), dtype=np.float64)
-
-
-def _numerical_jacobian(fn, inputs, i, eps):
-    """(n_out_total, n_in) central-difference Jacobian of every output w.r.t. input ``i``."""
-    x = inputs[i]
-    flat = x.array.reshape(-1)  # a view: writing to it perturbs x in place
-    cols = []
-    # fn runs with grad mode on: it may itself differentiate (gradgradcheck's first derivative)
-    for j in range(flat.size):
-        orig = flat[j].item()
-        flat[j] = orig + eps
-        plus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
-        flat[j] = orig - eps
-        minus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
-        flat[j] = orig
-        cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)]))
-    return np.stack(cols, axis=1) if cols else np.zeros((0, 0))
-
-
-def _analytical_jacobians(outputs, inputs, diff_idx):
-    """{input index: (n_out_total, n_in) Jacobian} by one backward per output element."""
-    rows = {i: [] for i in diff_idx}
-    diff_inputs = [inputs[i] for i in diff_idx]
-    for out in outputs:
-        xp = backend.get_array_module(out.array)
-        for k in range(out.numel()):
-            seed = xp.zeros(out.numel(), dtype=out.dtype)
-            seed[k] = 1
-            grads = autograd_grad(
-                out, diff_inputs, grad_outputs=Tensor._from_op(seed.reshape(out.shape)),
-                retain_graph=True, allow_unused=True,
-            )
-            for i, g in zip(diff_idx, grads):
-                rows[i].append(np.zeros(inputs[i].numel()) if g is None else _to_numpy(g.array).ravel())
-    return {i: (np.stack(r) if r else np.zeros((0, inputs[i].numel()))) for i, r in rows.items()}
-
-
-def _locate(outputs, flat_k):
-    for oi, o in enumerate(outputs):
-        if flat_k < o.numel():
-            return oi, np.unravel_index(flat_k, o.shape) if o.ndim else ()
-        flat_k -= o.numel()
-    return None, ()  # pragma: no cover
+# Set by minitorch_ln.diagnostics when it is imported (``import minitorch_ln`` does): draws the
+# Jacobians for ``heatmap=`` with matplotlib. The engine never imports the diagnostics.
+HEATMAP_WRITER = None
 
 
 def _failure_report(i, x, outputs, ana, num, atol, rtol, top=5):
@@ -182,8 +121,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     if not diff_idx:
         raise ValueError("gradcheck: no input requires grad; set requires_grad=True on the inputs to check")
     if precision_aware:
-        from .check_precision import precision_report  # noqa: PLC0415 - it imports this module
-
         report = precision_report(fn, inputs, eps=eps, safety=safety)
         if heatmap is not None:
             _save_heatmap(heatmap, report.jacobians)
@@ -224,15 +161,36 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
 
 
 def _save_heatmap(path, jacobians):
-    from .check_reports import jacobian_heatmap  # noqa: PLC0415 - matplotlib only when asked
+    if HEATMAP_WRITER is None:
+        raise RuntimeError("gradcheck(heatmap=...): import minitorch_ln.diagnostics first (it draws the heat-map)")
+    HEATMAP_WRITER(jacobians, path)
 
-    jacobian_heatmap(jacobians, path)
+
+def term_reports_for(outputs) -> list:
+    """Run ``term_check(ctx)`` on every node of the outputs' graph whose Function defines one (the
+    LayerNorm family: ``diagnostics/terms.py`` attaches it to the op).
+
+    Returns a list of ``(node name, TermReport or error text)``; used by ``gradcheck`` on failure.
+    """
+    found, seen = [], set()
+    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen or isinstance(node, AccumulateGrad):
+            continue
+        seen.add(node)
+        check = getattr(node.fn, "term_check", None)
+        if callable(check):
+            try:
+                found.append((node.name(), check(node)))
+            except Exception as e:  # noqa: BLE001 - a diagnosis must never hide the original failure
+                found.append((node.name(), f"term check failed to run: {type(e).__name__}: {e}"))
+        stack.extend(e[0] for e in node.next_edges if e is not None)
+    return found
 
 
 def _add_term_reports(err, outputs):
     """Append, for each LayerNorm-family node in the graph, which backward term disagrees."""
-    from .check_reports import term_reports_for  # noqa: PLC0415
-
     reports = term_reports_for(outputs)
     if not reports:
         return

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
-from .check import GradcheckError, _analytical_jacobians, _as_tuple, _locate, _numerical_jacobian, _outputs, _to_numpy
+from .jacobian import GradcheckError, _analytical_jacobians, _as_tuple, _locate, _numerical_jacobian, _outputs, _to_numpy
 
 __all__ = ["PrecisionReport", "precision_report"]
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.grad_mode import no_grad
-from ..ops import activation as A
+from .. import ops as A  # the activation ops (ops/activation.py, ops/activation_piecewise.py)
 from .module import Module
 from .parameter import Parameter
 

@@ -13,7 +13,7 @@ import numbers
 
 from ..ops.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d, ntuple
 from ..ops.padding import pad
-from ..tensor import empty
+from ..ops.creation import empty
 from . import init
 from .module import Module
 from .parameter import Parameter

@@ -6,6 +6,7 @@ from .. import ops
 from ..ops import gelu, relu, sigmoid, tanh  # noqa: F401 - re-exported
 # layer_norm(input, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, dim=None), rms_norm and
 # batch_norm take PyTorch's signatures (plus dim=); fused, with hand-derived backwards (see docs/).
+from ..ops.attention import scaled_dot_product_attention  # noqa: F401 - re-exported
 from ..ops.batch_norm import batch_norm  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
@@ -75,16 +76,3 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, ignore_index: int = -10
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     """Mean squared error ``(input - target)²`` reduced by ``"mean"``, ``"sum"`` or ``"none"``."""
     return ops.mse_loss(input, target, reduction=reduction)
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale=None) -> Tensor:
-    """``softmax(query keyᵀ · scale + mask) value``: ``(..., L, E)``, ``(..., S, E)``, ``(..., S, Ev)`` → ``(..., L, Ev)``.
-
-    A bool ``attn_mask`` means *may attend* (True) as in PyTorch; a float mask is added to the
-    scores. Fully masked query rows give zeros, never NaN. Full documentation (errors, source):
-    :func:`minitorch_ln.nn.attention.scaled_dot_product_attention`.
-    """
-    from .attention import scaled_dot_product_attention as sdpa  # noqa: PLC0415 - attention imports this module
-
-    return sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale)

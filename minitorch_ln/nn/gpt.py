@@ -21,7 +21,8 @@ import numpy as np
 from .. import backend
 from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module
-from ..tensor import Tensor, arange, tensor
+from ..ops.creation import arange
+from ..tensor import Tensor, tensor
 from . import functional as F
 from . import init
 from .activation import Dropout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..tensor import empty
+from ..ops.creation import empty
 from . import functional as F
 from . import init
 from .module import Module

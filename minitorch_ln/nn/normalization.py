@@ -11,7 +11,8 @@ import numbers
 
 from ..autograd.grad_mode import no_grad
 from ..ops.norm_common import check_eps as _check_eps
-from ..tensor import ones, tensor, zeros
+from ..ops.creation import ones, zeros
+from ..tensor import tensor
 from . import functional as F
 from .module import Module
 from .parameter import Parameter

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, empty
+from ..ops.creation import empty
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module

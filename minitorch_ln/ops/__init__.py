@@ -1,21 +1,57 @@
-"""Differentiable ops, one module per family. Each op is a ``Function`` plus the function that applies it."""
+"""Differentiable ops, one module per family. Each op is a ``Function`` followed by the function that
+applies it; importing this package also attaches ``Tensor``'s operators and methods (``tensor_methods``,
+``inplace`` and each family's own).
+"""
 
-from .elementwise import (
-    abs, add, cast, clamp, clone, cos, div, eq, erf, exp, ge, gelu, gt, isfinite, isnan, le, log,
-    logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, relu,
-    rsqrt, sigmoid, sin, sqrt, sub, tanh, to_device, unbroadcast, where,
+from .conversion import cast, clone, to_device
+from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unbroadcast, unsqueeze, view
+from .elementwise import abs, add, cos, div, erf, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
+from .selection import clamp, masked_fill, maximum, minimum, where
+from .comparison import eq, ge, gt, isfinite, isnan, le, logical_and, logical_not, logical_or, lt, ne
+from .activation import gelu, logsigmoid, mish, relu, sigmoid, silu, softplus, softsign, tanh, tanhshrink
+from .activation_piecewise import (
+    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, prelu, relu6, rrelu, selu, softmin,
+    softshrink, threshold,
 )
-from .dropout import dropout
-from .embedding import embedding
+from .unary import (  # noqa: A004
+    acos, acosh, asin, asinh, atan, atanh, ceil, cosh, erfc, erfinv, exp2, expm1, floor, frac, isinf, isneginf,
+    isposinf, isreal, log1p, log2, log10, nan_to_num, reciprocal, round, sgn, sign, signbit, sinh, square, tan, trunc,
+)
+from .binary import (
+    allclose, atan2, copysign, div_rounding, equal, float_power, floor_divide, fmax, fmin, fmod, heaviside, hypot,
+    isclose, lerp, logaddexp, logaddexp2, remainder, true_divide, xlogy,
+)
+from .bitwise import (
+    bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, logical_xor,
+)
+from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var  # noqa: A004
+from .statistics import aminmax, count_nonzero, prod, std_mean, var_mean
+from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
+from .norms import linalg_matrix_norm, linalg_vector_norm, norm
 from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
+from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
+from .index_ops import (
+    argwhere, bucketize, index_add, index_copy, index_fill, index_select, masked_scatter, masked_select, nonzero,
+    searchsorted,
+)
 from .matmul import linear, matmul
-from .batch_norm import batch_norm
 from .layer_norm import layer_norm
 from .rms_norm import rms_norm
-from .reduction import (
-    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
+from .batch_norm import batch_norm
+from .softmax import log_softmax, softmax
+from .loss import cross_entropy, mse_loss, nll_loss
+from .embedding import embedding
+from .dropout import dropout
+from .attention import scaled_dot_product_attention
+from .convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from .padding import pad
+from .pooling import (
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+    max_pool1d, max_pool2d,
 )
-from .shape import (
-    broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unsqueeze, view,
+from .creation import (
+    arange, empty, empty_like, eye, full, full_like, ones, ones_like, rand, rand_like, randint, randn, randn_like,
+    zeros, zeros_like,
 )
-from .softmax import cross_entropy, log_softmax, mse_loss, nll_loss, softmax
+from . import inplace, tensor_methods  # noqa: F401 - attach Tensor's methods

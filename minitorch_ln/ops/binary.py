@@ -21,7 +21,7 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
 from .conversion import cast
-from .elementwise import where
+from .selection import where
 from .shape import unbroadcast
 
 _LN2 = math.log(2.0)

@@ -19,6 +19,9 @@ from ..backend import get_array_module
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import normalize_dim, promote
+from .conversion import cast
+from .selection import masked_fill
+from .shape import unbroadcast, unsqueeze
 
 # ==================================================================================================
 # x[index]
@@ -188,8 +191,6 @@ class SetItem(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        from .elementwise import masked_fill, unbroadcast  # noqa: PLC0415
-
         dx = masked_fill(dy, Tensor._from_op(ctx.mask), 0.0) if ctx.needs_input_grad[0] else None
         dvalue = unbroadcast(GetItem.apply(dy, ctx.index, False), ctx.value_shape) if ctx.needs_input_grad[1] else None
         return dx, dvalue, None
@@ -207,8 +208,6 @@ def setitem_(x: Tensor, index, value) -> Tensor:
         ValueError: ``value`` does not broadcast to the shape of ``x[index]``.
         IndexError, TypeError: as :func:`getitem`.
     """
-    from .elementwise import cast  # noqa: PLC0415
-
     idx, _ = _normalize_index(x, index)
     xp = get_array_module(x.array)
     if isinstance(value, Tensor):
@@ -260,8 +259,6 @@ def _same_dtype(tensors, op):
     for t in tensors[1:]:
         if t.dtype != dt:
             dt = promote(Tensor._from_op(np.zeros((1,), dt)), Tensor._from_op(np.zeros((1,), t.dtype)), op)[0].dtype
-    from .elementwise import cast  # noqa: PLC0415
-
     return [cast(t, dt) for t in tensors]
 
 
@@ -292,8 +289,6 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
     Raises ValueError when the shapes differ (naming both) and IndexError for ``dim`` out of range.
     """
-    from .shape import unsqueeze  # noqa: PLC0415
-
     tensors = _same_dtype(tensors, "stack")
     ref = tensors[0]
     for i, t in enumerate(tensors[1:], 1):

@@ -5,13 +5,13 @@ gradients are summed back over them; a 1-D operand is treated as a matrix with a
 (prepended for the left, appended for the right), removed again from the result.
 
 ``linear`` (``y = x Wᵀ + b``) is one fused node: one GEMM with the bias added in place, and a
-backward of two GEMMs and a column sum (``dx = dy W``, ``dW = dyᵀ x``, ``db = Σ_rows dy``).
+backward of two GEMMs and a column sum (``dx = dy W``, ``dW = dyᵀ x``, ``db = Σ_rows dy``), in a node
+of its own (``LinearBackward``) whose backward gives the second derivatives.
 """
 
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import promote
@@ -76,9 +76,7 @@ class Linear(Function):
     """``y = x Wᵀ + b`` for ``x`` ``(N, in)``, ``W`` ``(out, in)``, ``b`` ``(out,)`` or None → ``(N, out)``.
 
     One node instead of matmul, transpose and a broadcast add: the bias is added into the GEMM's
-    output in place (no second ``(N, out)`` array), and the first-order backward runs on the arrays
-    (``Wᵀ`` and ``dyᵀ`` are transposed views that BLAS reads as they are, with no copy). Under
-    ``create_graph=True`` the same formulas run in Tensor ops, so they can be differentiated again.
+    output in place (no second ``(N, out)`` array). The backward is :class:`LinearBackward`.
     """
 
     @staticmethod
@@ -94,16 +92,53 @@ class Linear(Function):
     def backward(ctx, dy):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        if not is_grad_enabled():  # first order, on the arrays
-            d = dy.array  # (N, out)
-            grads = (d @ weight.array if need_x else None,  # dx (N, in)
-                     d.T @ x.array if need_w else None,  # dW (out, in)
-                     d.sum(axis=0) if need_b else None)  # db (out,)
-            return tuple(None if g is None else Tensor._from_op(g) for g in grads)
-        dx = matmul(dy, weight) if need_x else None
-        dweight = matmul(transpose(dy, 0, 1), x) if need_w else None
-        dbias = dy.sum(0) if need_b else None
-        return dx, dweight, dbias
+        grads = iter(_as_tuple(LinearBackward.apply(dy, x, weight, need_x, need_w, need_b)))
+        return tuple(next(grads) if need else None for need in (need_x, need_w, need_b))
+
+
+def _as_tuple(out):
+    return out if isinstance(out, tuple) else (out,)
+
+
+class LinearBackward(Function):
+    """``(dy, x, W) -> dx = dy W, dW = dyᵀ x, db = Σ_rows dy`` (those asked for), on the arrays:
+    ``Wᵀ`` and ``dyᵀ`` are transposed views that BLAS reads as they are, with no copy.
+
+    Its own backward (second derivatives) is the vector-Jacobian product of the same three
+    products, written with :func:`matmul`: for cotangents ``(ddx, ddW, ddb)``,
+    ``d(dy) = ddx Wᵀ + x ddWᵀ + ddb``, ``d(x) = dy ddW``, ``d(W) = ddxᵀ dy``.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x, weight, need_x, need_w, need_b):
+        ctx.save_for_backward(dy, x, weight)
+        ctx.needs = (need_x, need_w, need_b)
+        grads = (dy @ weight if need_x else None,  # dx (N, in)
+                 dy.T @ x if need_w else None,     # dW (out, in)
+                 dy.sum(axis=0) if need_b else None)   # db (out,)
+        out = tuple(g for g in grads if g is not None)
+        return out if len(out) > 1 else out[0]
+
+    @staticmethod
+    def backward(ctx, *cotangents):
+        dy, x, weight = ctx.saved_tensors
+        it = iter(cotangents)
+        ddx, ddw, ddb = (next(it) if need else None for need in ctx.needs)
+        ddy = x_grad = w_grad = None
+        if ctx.needs_input_grad[0]:
+            terms = [t for t in (matmul(ddx, weight.transpose(0, 1)) if ddx is not None else None,
+                                 matmul(x, ddw.transpose(0, 1)) if ddw is not None else None,
+                                 ddb) if t is not None]
+            ddy = terms[0]
+            for t in terms[1:]:
+                ddy = ddy + t
+            if ddy.shape != dy.shape:                                  # only ddb: one row, repeated
+                ddy = ddy.expand(*dy.shape)
+        if ctx.needs_input_grad[1] and ddw is not None:
+            x_grad = matmul(dy, ddw)                                   # (N, in)
+        if ctx.needs_input_grad[2] and ddx is not None:
+            w_grad = matmul(dy.transpose(0, 1), ddx)                   # (out, in)
+        return ddy, x_grad, w_grad, None, None, None
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

@@ -20,7 +20,7 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dims
 from .conversion import cast
-from .elementwise import where
+from .selection import where
 from .scan import DtypeError, OptionError, axis_alias
 from .shape import broadcast_to, permute, reshape, unsqueeze
 

@@ -16,6 +16,9 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims, require_float
+from .elementwise import exp
+from .indexing import GetItem
+from .selection import maximum, minimum, where
 from .shape import broadcast_to, reshape
 
 
@@ -108,8 +111,6 @@ class _SqrtOfVar(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        from .elementwise import where  # noqa: PLC0415
-
         (y,) = ctx.saved_tensors
         zero = y == 0
         return where(zero, 0.0, dy / (2.0 * where(zero, 1.0, y)))
@@ -189,16 +190,12 @@ def _along(xp, idx, axis, shape):
 
 def _select(x: Tensor, idx, axis: int, keepdim: bool) -> Tensor:
     """``x`` at ``idx`` (int64, ``x``'s shape but ``k`` along ``axis``): values with the gradient routed to them."""
-    from .indexing import GetItem  # noqa: PLC0415
-
     xp = get_array_module(x.array)
     values = GetItem.apply(x, _along(xp, idx, axis, idx.shape), False)
     return values if keepdim else reshape(values, tuple(s for i, s in enumerate(values.shape) if i != axis))
 
 
 def _max_min(x, dim, keepdim, largest, op):
-    from .elementwise import maximum, minimum  # noqa: PLC0415
-
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
         return maximum(x, dim) if largest else minimum(x, dim)
     if dim is None:
@@ -284,8 +281,6 @@ class LogSumExp(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        from .elementwise import exp  # noqa: PLC0415
-
         x, y = ctx.saved_tensors
         shape = _keepdim_shape(ctx.in_shape, ctx.axes)
         return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None

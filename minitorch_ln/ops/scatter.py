@@ -20,7 +20,7 @@ from ..backend import get_array_module
 from ..kernels.scatter import along_dim_index, scatter_reduce_at
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .elementwise import where
+from .selection import where
 from .shape import broadcast_to, reshape
 
 

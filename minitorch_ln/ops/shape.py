@@ -134,18 +134,24 @@ def expand(x: Tensor, *sizes) -> Tensor:
     return broadcast_to(x, shape)
 
 
+def sum_to_array(a, shape):
+    """Sum the array ``a`` over the axes along which ``shape`` was broadcast to ``a.shape``."""
+    shape = tuple(shape)
+    if a.shape == shape:
+        return a
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and a.shape[lead + i] != 1)
+    y = a.sum(axis=axes, keepdims=True) if axes else a
+    return y.reshape(shape) if lead else y
+
+
 class SumTo(Function):
     """Sum a broadcast array back to ``shape``: the adjoint of ``broadcast_to``."""
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        lead = x.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
-        y = x.sum(axis=axes, keepdims=True) if axes else x
-        if lead:
-            y = y.reshape(shape)
-        return y
+        return sum_to_array(x, shape)
 
     @staticmethod
     def backward(ctx, dy):

@@ -1,5 +1,6 @@
-"""viz: DOT drawings of the autograd graph, rendering, gradient norms, the `graph` subcommand."""
+"""diagnostics.graph: DOT drawings of the autograd graph, rendering, gradient norms, the `graph` subcommand."""
 
+import importlib
 import os
 import re
 
@@ -9,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch_ln as mt
-from minitorch_ln import nn, viz
-from minitorch_ln.cli import main
+from minitorch_ln import diagnostics, nn
+from minitorch_ln.apps.cli import main
 
-needs_dot = pytest.mark.skipif(not viz.dot_available(), reason="Graphviz's `dot` is not installed")
+needs_dot = pytest.mark.skipif(not diagnostics.dot_available(), reason="Graphviz's `dot` is not installed")
 
 _NODE = re.compile(r'^\s*(\w+) \[label="((?:[^"\\]|\\.)*)"(.*)\];$')
 _EDGE = re.compile(r'^\s*(\w+) -> (\w+)(?: \[label="((?:[^"\\]|\\.)*)"\])?;$')
@@ -49,7 +50,7 @@ def small_expression(device="cpu"):
 
 def test_nodes_and_edges_of_a_small_expression(device):
     x, w, y = small_expression(device)
-    nodes, edges = parse_dot(viz.draw_graph(y))
+    nodes, edges = parse_dot(diagnostics.draw_graph(y))
     names = by_first_line(nodes)
     assert sorted(names) == ["AddBackward", "ExpBackward", "MulBackward", "SumBackward", "output", "w", "x"]
     assert all(len(v) == 1 for v in names.values())  # x is used twice but drawn once
@@ -72,9 +73,9 @@ def test_nodes_and_edges_of_a_small_expression(device):
 
 def test_shapes_off_and_values_on():
     x, w, y = small_expression()
-    nodes, edges = parse_dot(viz.draw_graph(y, show_shapes=False))
+    nodes, edges = parse_dot(diagnostics.draw_graph(y, show_shapes=False))
     assert "x" in nodes.values() and all(lab == "" or lab.startswith("in ") for _, _, lab in edges)
-    nodes, _ = parse_dot(viz.draw_graph(y, show_values=True))
+    nodes, _ = parse_dot(diagnostics.draw_graph(y, show_values=True))
     leaf_w = next(lab for lab in nodes.values() if lab.startswith("w\n"))
     assert leaf_w == "w\n(3,) float32\n[ 0.5 -1.   2. ]"
     out = next(lab for lab in nodes.values() if lab.startswith("output"))
@@ -85,21 +86,21 @@ def test_shapes_off_and_values_on():
 def test_module_parameter_names_via_params():
     torch_like = nn.Linear(3, 2)
     y = torch_like(mt.randn(4, 3)).sum()
-    nodes, _ = parse_dot(viz.draw_graph(y, params=dict(torch_like.named_parameters())))
+    nodes, _ = parse_dot(diagnostics.draw_graph(y, params=dict(torch_like.named_parameters())))
     firsts = [lab.split("\n")[0] for lab in nodes.values()]
     assert "weight" in firsts and "bias" in firsts
     torch_like.weight.name = "W"  # Tensor.name wins over the params dict
-    nodes, _ = parse_dot(viz.draw_graph(y, params=dict(torch_like.named_parameters())))
+    nodes, _ = parse_dot(diagnostics.draw_graph(y, params=dict(torch_like.named_parameters())))
     assert "W" in [lab.split("\n")[0] for lab in nodes.values()]
-    nodes, _ = parse_dot(viz.draw_graph(torch_like(mt.randn(4, 3)).sum()))
+    nodes, _ = parse_dot(diagnostics.draw_graph(torch_like(mt.randn(4, 3)).sum()))
     assert "leaf" in [lab.split("\n")[0] for lab in nodes.values()]  # bias without a name
 
 
 def test_gradient_norms_are_the_gradients_that_reached_each_node(device):
     x, w, y = small_expression(device)
-    with viz.record_grad_norms(y) as rec:
+    with diagnostics.record_grad_norms(y) as rec:
         y.backward()
-    nodes, _ = parse_dot(viz.draw_graph(y, show_grad_norms=True))
+    nodes, _ = parse_dot(diagnostics.draw_graph(y, show_grad_norms=True))
     n = {lab.split("\n")[0]: lab for lab in nodes.values()}
     norm = lambda t: float(np.linalg.norm(np.asarray(t.detach().cpu().array)))  # noqa: E731
     assert n["x"].endswith(f"‖grad‖ = {norm(x.grad):.3g}")
@@ -119,44 +120,44 @@ def test_recorded_grad_norm_of_intermediate_tensors():
     x = mt.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
     h = x * 3.0
     out = (h.tanh() * mt.tensor([1.0, 2.0])).sum()
-    with viz.record_grad_norms(out):
+    with diagnostics.record_grad_norms(out):
         out.backward()
     dh = (1 - np.tanh(3 * x.array) ** 2) * np.array([1.0, 2.0])  # d out / d h
-    assert viz.recorded_grad_norm(h) == pytest.approx(float(np.linalg.norm(dh)), rel=1e-6)
-    assert viz.recorded_grad_norm(x) == pytest.approx(float(np.linalg.norm(3 * dh)), rel=1e-6)
+    assert diagnostics.recorded_grad_norm(h) == pytest.approx(float(np.linalg.norm(dh)), rel=1e-6)
+    assert diagnostics.recorded_grad_norm(x) == pytest.approx(float(np.linalg.norm(3 * dh)), rel=1e-6)
     with pytest.raises(RuntimeError, match="no gradient norms were recorded"):
-        viz.recorded_grad_norm((x * 2).sum())
+        diagnostics.recorded_grad_norm((x * 2).sum())
     with pytest.raises(TypeError, match="expected a Tensor, got float"):
-        viz.recorded_grad_norm(1.0)
+        diagnostics.recorded_grad_norm(1.0)
 
 
 def test_gradient_norms_without_recording_is_a_clear_error():
     _, _, y = small_expression()
     with pytest.raises(RuntimeError, match=r"record_grad_norms\(y\) before y.backward\(\)"):
-        viz.draw_graph(y, show_grad_norms=True)
+        diagnostics.draw_graph(y, show_grad_norms=True)
 
 
 def test_bad_input():
     with pytest.raises(TypeError, match="expected a Tensor .* got ndarray"):
-        viz.draw_graph(np.ones(3))
+        diagnostics.draw_graph(np.ones(3))
     with pytest.raises(ValueError, match=r"shape \(3,\)\) has no autograd graph"):
-        viz.draw_graph(mt.ones(3))
+        diagnostics.draw_graph(mt.ones(3))
     _, _, y = small_expression()
     with pytest.raises(TypeError, match="params must be a dict .* got list"):
-        viz.draw_graph(y, params=[1])
+        diagnostics.draw_graph(y, params=[1])
     with pytest.raises(ValueError, match="expected a .svg, .png, .pdf or .dot path .* got 'jpg'"):
-        viz.save_graph(y, "graph.jpg")
+        diagnostics.save_graph(y, "graph.jpg")
     with pytest.raises(TypeError, match="non-empty dict"):
-        viz.draw_graphs([y])
+        diagnostics.draw_graphs([y])
 
 
 def test_multiple_outputs_and_a_leaf_alone():
     a = mt.tensor([1.0, 2.0], requires_grad=True)
-    nodes, edges = parse_dot(viz.draw_graph([a * 2, a.exp()]))
+    nodes, edges = parse_dot(diagnostics.draw_graph([a * 2, a.exp()]))
     firsts = sorted(lab.split("\n")[0] for lab in nodes.values())
     assert firsts == ["ExpBackward", "MulBackward", "leaf", "output 0", "output 1"]
     assert len(edges) == 4
-    nodes, edges = parse_dot(viz.draw_graph(a))
+    nodes, edges = parse_dot(diagnostics.draw_graph(a))
     assert len(nodes) == 2 and len(edges) == 1
 
 
@@ -165,15 +166,15 @@ def test_a_deep_chain_draws_without_recursion():
     y = x
     for _ in range(3000):
         y = y * 1.0
-    nodes, edges = parse_dot(viz.draw_graph(y, show_shapes=False))
+    nodes, edges = parse_dot(diagnostics.draw_graph(y, show_shapes=False))
     assert len(nodes) == 3002 and len(edges) == 3001
 
 
 def test_save_graph_without_dot_writes_dot_and_says_how_to_get_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(viz, "dot_available", lambda: False)
+    monkeypatch.setattr(importlib.import_module("minitorch_ln.diagnostics.graph"), "dot_available", lambda: False)
     _, _, y = small_expression()
     with pytest.warns(UserWarning, match="apt-get install graphviz"):
-        written = viz.save_graph(y, tmp_path / "g.svg")
+        written = diagnostics.save_graph(y, tmp_path / "g.svg")
     assert written == str(tmp_path / "g.dot")
     parse_dot((tmp_path / "g.dot").read_text())
     assert not (tmp_path / "g.svg").exists()
@@ -182,11 +183,11 @@ def test_save_graph_without_dot_writes_dot_and_says_how_to_get_it(tmp_path, monk
 @needs_dot
 def test_save_graph_renders_svg_and_png(tmp_path):
     _, _, y = small_expression()
-    svg = viz.save_graph(y, tmp_path / "g.svg")
+    svg = diagnostics.save_graph(y, tmp_path / "g.svg")
     text = (tmp_path / "g.svg").read_text()
     assert svg.endswith("g.svg") and "<svg" in text and "MulBackward" in text
     assert (tmp_path / "g.dot").exists()  # the DOT text is kept beside it
-    viz.save_graph(y, tmp_path / "g.png", show_values=True)
+    diagnostics.save_graph(y, tmp_path / "g.png", show_values=True)
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -194,7 +195,7 @@ def test_save_graph_renders_svg_and_png(tmp_path):
 def test_graphviz_package_parses_the_dot():
     graphviz = pytest.importorskip("graphviz")
     _, _, y = small_expression()
-    svg = graphviz.Source(viz.draw_graph(y, show_values=True)).pipe(format="svg").decode()
+    svg = graphdiagnostics.Source(diagnostics.draw_graph(y, show_values=True)).pipe(format="svg").decode()
     assert svg.count('class="node"') == 7 and svg.count('class="edge"') == 7
 
 
@@ -208,7 +209,7 @@ def test_property_one_box_per_recorded_op(ops, n):
     y = x
     for name in ops:
         y = _UNARY[name](y)
-    nodes, edges = parse_dot(viz.draw_graph(y))
+    nodes, edges = parse_dot(diagnostics.draw_graph(y))
     boxes = [lab for lab in nodes.values() if "Backward" in lab.split("\n")[0]]
     assert len(boxes) == len(ops)
     assert sum(lab.startswith("leaf") for lab in nodes.values()) == 1
@@ -282,7 +283,7 @@ def test_graph_subcommand_unusable_out_paths_write_nothing(tmp_path, capsys):
 def test_save_graph_does_not_create_directories(tmp_path):
     y = (mt.ones(2, requires_grad=True) * 2).sum()
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        viz.save_graph(y, tmp_path / "new" / "g.dot")
+        diagnostics.save_graph(y, tmp_path / "new" / "g.dot")
     assert not (tmp_path / "new").exists()
 
 

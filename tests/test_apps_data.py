@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch_ln as mt
-from minitorch_ln.data import (
-    CharTokenizer, CorpusError, DatasetError, TokenDataset, TokenizerError, clean_text, default_corpus, load_text,
-)
+from minitorch_ln.apps.corpus import CorpusError, clean_text, default_corpus, load_text
+from minitorch_ln.apps.dataset import DatasetError, TokenDataset
+from minitorch_ln.apps.tokenizer import CharTokenizer, TokenizerError
 
 # ------------------------------------------------------------------------------------------ corpus
 

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 import minitorch_ln as mt
-from minitorch_ln.checkpoint import CheckpointError, latest_step, read_checkpoint, write_checkpoint
-from minitorch_ln.data import CorpusError, DatasetError
-from minitorch_ln.train import (
+from minitorch_ln.apps.checkpoint import CheckpointError, latest_step, read_checkpoint, write_checkpoint
+from minitorch_ln.apps.corpus import CorpusError
+from minitorch_ln.apps.dataset import DatasetError
+from minitorch_ln.apps.train import (
     EXIT_INTERRUPTED, EXIT_NONFINITE, EXIT_OK, ConfigError, TrainConfig, train,
 )
-from minitorch_ln.sampling import load_model
+from minitorch_ln.apps.sampling import load_model
 
 SAMPLE = 40  # characters of the final sample (the default is longer)
 WORDS = ("the layer norm keeps each token on its own scale while batch norm mixes the batch "
@@ -223,7 +224,7 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(corpu
     def model_params():
         return poison.model.parameters()
 
-    import minitorch_ln.train as train_mod
+    import minitorch_ln.apps.train as train_mod
 
     real_build = train_mod.build_model
 
@@ -309,7 +310,7 @@ def test_corrupt_checkpoint_is_reported_and_left_alone(uninterrupted, tmp_path):
 
 
 def test_a_crash_while_writing_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
-    import minitorch_ln.checkpoint as ckmod
+    import minitorch_ln.apps.checkpoint as ckmod
 
     sd = {"w": mt.ones(3)}
     write_checkpoint(tmp_path, 1, sd, {"state": {}}, {"a": 1}, {"rng": {}})
@@ -332,7 +333,7 @@ def test_a_crash_while_writing_keeps_the_previous_checkpoint(tmp_path, monkeypat
 
 
 def test_optimizer_state_round_trip(tmp_path):
-    from minitorch_ln.checkpoint import flatten_state, unflatten_state
+    from minitorch_ln.apps.checkpoint import flatten_state, unflatten_state
 
     state = {"state": {0: {"step": 3, "exp_avg": mt.ones(2)}, 1: {"step": 3, "exp_avg": mt.zeros(1)}},
              "param_groups": [{"lr": 0.1, "betas": (0.9, 0.99), "params": [0, 1]}]}
@@ -344,11 +345,9 @@ def test_optimizer_state_round_trip(tmp_path):
 
 
 def test_the_built_in_corpus_gets_the_verdict_and_is_named_on_resume(corpus, tmp_path, monkeypatch, capsys):
-    import minitorch_ln.train as train_mod
-    from minitorch_ln.data import load_text
-
-    # stands in for the standard-library docstrings (seconds to build) with the small corpus
-    monkeypatch.setattr(train_mod, "default_corpus", lambda: load_text(corpus))
+    import minitorch_ln.apps.train_setup as setup_mod
+    from minitorch_ln.apps.corpus import load_text
+    monkeypatch.setattr(setup_mod, "default_corpus", lambda: load_text(corpus))
     out = tmp_path / "run"
     kw = {k: v for k, v in opts(corpus, steps=4).items() if k != "text"}
     train(kw, out_dir=out, progress=False, sample_chars=SAMPLE)
@@ -373,9 +372,9 @@ def test_seed_must_be_non_negative(corpus, tmp_path):
 
 
 def test_a_context_whose_attention_cannot_fit_in_memory_is_refused(corpus, tmp_path, monkeypatch):
-    import minitorch_ln.train as train_mod
+    import minitorch_ln.apps.train_setup as setup_mod
 
-    monkeypatch.setattr(train_mod, "_physical_memory", lambda: 2**30)  # a 1 GiB machine
+    monkeypatch.setattr(setup_mod, "_physical_memory", lambda: 2**30)  # a 1 GiB machine
     # (4 layers + 1) x 32 x 4 heads x 1024² x 4 bytes = 2.5 GiB, before any of it is allocated
     with pytest.raises(ConfigError, match=r"--block-size 1024 with --batch-size 32 needs at least 2 GiB .* "
                                           r"than this machine's 1 GiB: use a smaller --batch-size"):

@@ -11,7 +11,7 @@ saved for backward. ::
     print(draw_graph(y))                       # DOT text
     save_graph(y, "y.svg")                     # rendered with Graphviz's `dot`, where installed
 
-Gradient norms: ``record_grad_norms(y)`` puts a hook on every node of ``y``'s graph, so the next
+Gradient norms (``diagnostics/grad_norms.py``): ``record_grad_norms(y)`` puts a hook on every node of ``y``'s graph, so the next
 ``y.backward()`` stores the norm of the gradient arriving at each node; ``draw_graph(y,
 show_grad_norms=True)`` then prints it in each node and colours the nodes on a log scale (blue:
 small, red: large), to see where gradients grow or vanish. The engine itself is untouched: without
@@ -29,12 +29,11 @@ import warnings
 
 import numpy as np
 
-from . import backend
-from .autograd.function import AccumulateGrad
-from .tensor import Tensor
+from .. import backend
+from ..autograd.function import AccumulateGrad
+from ..tensor import Tensor
 
-__all__ = ["draw_graph", "draw_graphs", "save_graph", "record_grad_norms", "recorded_grad_norm",
-           "register_graph_command"]
+__all__ = ["draw_graph", "draw_graphs", "save_graph", "dot_available"]
 
 _INSTALL_HINT = (
     "Graphviz's `dot` program was not found, so only the DOT text was written. Install it with "
@@ -43,89 +42,6 @@ _INSTALL_HINT = (
 )
 
 
-# ------------------------------------------------------------------------------ gradient norms
-class GradNormRecorder:
-    """Hooks that store, at each node of a graph, the norm of the gradient that reaches it.
-
-    Made by :func:`record_grad_norms`. Use as a context manager (the hooks go at exit) or call
-    :meth:`remove`; the norms stay on the nodes for :func:`draw_graph` to read.
-    """
-
-    def __init__(self, nodes):
-        self._hooks = []
-        for node in nodes:
-            node._viz_grad_norms = {}
-            # backward frees saved tensors: keep their description for a drawing made afterwards
-            node._viz_saved = None if node._freed else _saved_lines(node, False, {})
-            for i in range(len(node.outputs_meta)):
-                hook = _norm_hook(node, i)
-                node.register_pre_hook(i, hook)
-                self._hooks.append((node, i, hook))
-
-    def remove(self) -> None:
-        for node, i, hook in self._hooks:
-            hooks = (node._pre_hooks or {}).get(i, [])
-            if hook in hooks:
-                hooks.remove(hook)
-        self._hooks = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-        return False
-
-
-def _norm_hook(node, i):
-    def hook(grad):
-        data = grad.array
-        xp = backend.get_array_module(data)
-        node._viz_grad_norms[i] = float(xp.sqrt((data.astype(np.float64) ** 2).sum()))
-        return None
-
-    return hook
-
-
-def record_grad_norms(tensor) -> GradNormRecorder:
-    """Record, during the next backward through ``tensor``'s graph, the gradient norm at every node.
-
-    Args:
-        tensor: a Tensor (or a list of Tensors) with an autograd graph.
-
-    Returns:
-        a :class:`GradNormRecorder` (a context manager; its hooks can be removed with ``remove()``).
-
-    Raises:
-        TypeError / ValueError: as :func:`draw_graph`.
-    """
-    roots = _roots(tensor)
-    return GradNormRecorder(_walk([_root_node(t) for t in roots if _root_node(t) is not None])[0])
-
-
-def recorded_grad_norm(tensor) -> float | None:
-    """The norm of the gradient that reached ``tensor`` in the backward recorded by :func:`record_grad_norms`.
-
-    Works for any tensor of the recorded graph (a layer's output, a leaf). Returns ``None`` when no
-    gradient reached it.
-
-    Raises:
-        TypeError: ``tensor`` is not a Tensor.
-        RuntimeError: its node was not part of a graph passed to :func:`record_grad_norms`.
-    """
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"recorded_grad_norm: expected a Tensor, got {type(tensor).__name__}")
-    node = _root_node(tensor)
-    norms = getattr(node, "_viz_grad_norms", None) if node is not None else None
-    if norms is None:
-        raise RuntimeError(
-            "recorded_grad_norm: no gradient norms were recorded for this tensor's node: call "
-            "viz.record_grad_norms(loss) before loss.backward(), with loss depending on this tensor"
-        )
-    return norms.get(tensor._output_nr if tensor.grad_fn is not None else 0)
-
-
-# ------------------------------------------------------------------------------ drawing
 def _roots(tensor):
     items = list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
     if not items:
@@ -218,7 +134,7 @@ def _body(roots, prefix, show_shapes, show_values, show_grad_norms, params, scal
         if not any(getattr(n, "_viz_grad_norms", None) for n in nodes):
             raise RuntimeError(
                 "draw_graph(show_grad_norms=True): no gradient norms were recorded for this graph. Call "
-                "viz.record_grad_norms(y) before y.backward(), then draw."
+                "diagnostics.record_grad_norms(y) before y.backward(), then draw."
             )
         for n in nodes:
             rec = getattr(n, "_viz_grad_norms", None) or {}
@@ -430,152 +346,3 @@ def save_graph(tensor, path: str, format: str | None = None, **kwargs) -> str:  
 
 
 # ------------------------------------------------------------------------------ `minitorch-ln graph`
-def _composed_layer_norm(x, weight, bias, eps):
-    """LayerNorm from primitive ops (the reference a fused node is compared with)."""
-    mean = x.mean(-1, keepdim=True)                          # (..., 1)
-    xc = x - mean                                            # (..., D)
-    var = (xc * xc).mean(-1, keepdim=True)                   # (..., 1)
-    rstd = (var + eps).rsqrt()                               # (..., 1)
-    return xc * rstd * weight + bias                         # (..., D)
-
-
-def _composed_rms_norm(x, weight, eps):
-    return x * ((x * x).mean(-1, keepdim=True) + eps).rsqrt() * weight
-
-
-def _composed_softmax(x):
-    e = (x - x.detach().amax(-1, keepdim=True)).exp()        # (..., D), shifted for stability
-    return e / e.sum(-1, keepdim=True)
-
-
-def _fused(name):
-    from . import ops  # noqa: PLC0415
-
-    fn = getattr(ops, name, None)
-    if fn is None:
-        raise ValueError(f"graph: the fused op ops.{name} is not available in this build")
-    return fn
-
-
-def _reference(name, fallback):
-    """The library's composed reference (``ops.layer_norm.<name>``, ``ops.rms_norm.<name>``, ...) where it
-    exists, else ``fallback``."""
-    import importlib  # noqa: PLC0415
-
-    for family in ("layer_norm", "rms_norm", "batch_norm"):
-        module = importlib.import_module(f"minitorch_ln.ops.{family}")
-        if hasattr(module, name):
-            return getattr(module, name)
-    return fallback
-
-
-def _example_graphs(op, shape, dtype, eps):
-    """``{title: output}`` for ``minitorch-ln graph OP``: the fused node and the composed reference."""
-    from .tensor import randn  # noqa: PLC0415
-
-    D = shape[-1]
-    arrays = {}
-
-    def leaf(name, *size):
-        # the same values for both graphs, but separate leaves, so each graph keeps its own gradients
-        if name not in arrays:
-            arrays[name] = randn(*size, dtype=dtype).array
-        t = Tensor(arrays[name].copy(), requires_grad=True)
-        t.name = name
-        return t
-
-    def ln():
-        return leaf("x", *shape), leaf("weight (γ)", D), leaf("bias (β)", D)
-
-    if op == "layer_norm":
-        x, w, b = ln()
-        fused = _fused("layer_norm")(x, (D,), w, b, eps)
-        x, w, b = ln()
-        composed = _reference("layer_norm_composed", lambda x, s, w, b, eps: _composed_layer_norm(x, w, b, eps))
-        return {"fused: ops.layer_norm": fused, "composed reference: mean, var, rsqrt": composed(x, (D,), w, b, eps)}
-    if op == "rms_norm":
-        fused = _fused("rms_norm")(leaf("x", *shape), (D,), leaf("weight (γ)", D), eps)
-        composed = _reference("rms_norm_composed", lambda x, s, w, eps: _composed_rms_norm(x, w, eps))
-        return {"fused: ops.rms_norm": fused,
-                "composed reference: mean(x²), rsqrt": composed(leaf("x", *shape), (D,), leaf("weight (γ)", D), eps)}
-    if op == "softmax":
-        return {"fused: ops.softmax": _fused("softmax")(leaf("x", *shape), -1),
-                "composed reference: exp / sum": _composed_softmax(leaf("x", *shape))}
-    if op == "linear":
-        from .nn import functional as F  # noqa: PLC0415
-
-        return {"F.linear: x @ weight.T + bias": F.linear(leaf("x", *shape), leaf("weight", 3, D), leaf("bias", 3))}
-    raise ValueError(f"graph: unknown op {op!r}; expected one of {', '.join(GRAPH_OPS)}")
-
-
-GRAPH_OPS = ("layer_norm", "rms_norm", "softmax", "linear")
-
-
-def _cmd_graph(args) -> int:
-    import sys  # noqa: PLC0415
-
-    from .backend import manual_seed  # noqa: PLC0415
-    from .cli import check_seed, parse_shape  # noqa: PLC0415
-    from .tensor import randn  # noqa: PLC0415
-
-    try:
-        shape = parse_shape(args.shape)
-        manual_seed(check_seed(args.seed))
-        graphs = _example_graphs(args.op, shape, np.dtype(args.dtype), args.eps)
-        if args.grad_norms:
-            upstream = None
-            for y in graphs.values():
-                upstream = randn(*y.shape, dtype=y.dtype) if upstream is None else upstream  # random, shared
-                with record_grad_norms(y):
-                    y.backward(upstream)
-        title = f"minitorch-ln graph {args.op} --shape {','.join(map(str, shape))}"
-        kw = dict(show_values=args.values, show_grad_norms=args.grad_norms, title=title)
-        if args.out == "-":
-            sys.stdout.write(draw_graphs(graphs, **kw))
-            return 0
-        out = args.out or f"{args.op}_graph.svg"
-        if os.path.isdir(out):
-            raise ValueError(f"cannot write to --out {out}: it is a directory, expected a file path such as "
-                             f"{os.path.join(out, args.op + '_graph.svg')}")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                written = save_graph(graphs, out, **kw)
-            except OSError as exc:
-                reason = exc.strerror or str(exc)
-                if exc.filename not in (None, out):  # the .dot beside it
-                    reason = f"{exc.filename}: {reason}"
-                raise ValueError(f"cannot write to --out {out}: {reason}") from None
-    except (ValueError, TypeError, RuntimeError) as exc:
-        print(f"minitorch-ln graph: error: {exc}", file=sys.stderr)
-        return 1
-    dot_file = os.path.splitext(out)[0] + ".dot"
-    also = f" (and its DOT source {dot_file})" if written != dot_file and os.path.isfile(dot_file) else ""
-    print(f"wrote {written}{also}")
-    for w in caught:
-        print(str(w.message))
-    return 0
-
-
-def register_graph_command(subparsers) -> None:
-    """Add ``minitorch-ln graph OP --shape 2,3,4`` to the CLI's subparsers (called by ``cli.py``)."""
-    p = subparsers.add_parser(
-        "graph", help="draw an op's autograd graph: the fused node beside its composed reference",
-        description="Draw the backward graph of one op on random inputs: the fused node (one box) and, "
-                    "beside it, the same function composed of primitive ops. Writes SVG/PNG with Graphviz's "
-                    "`dot` where installed, and always the .dot text beside it. The directory of --out must exist.",
-    )
-    p.add_argument("op", choices=GRAPH_OPS, help="the op to draw")
-    p.add_argument("--shape", nargs="+", default=["2,3,4"], help="input shape, e.g. 2,3,4 or 2 3 4 (default 2,3,4)")
-    p.add_argument("--out", default=None, metavar="PATH",
-                   help="output file: .svg, .png, .pdf or .dot (default OP_graph.svg); '-' prints DOT")
-    p.add_argument("--values", action="store_true", help="show values of leaves, outputs and saved tensors")
-    p.add_argument("--grad-norms", action="store_true",
-                   help="run backward with a random upstream gradient and show each node's gradient norm")
-    p.add_argument("--dtype", default="float64", choices=["float64", "float32"], help="(default float64)")
-    p.add_argument("--eps", type=float, default=1e-5, help="normalization epsilon (default 1e-5)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for the inputs (default 0)")
-    from .cli import allow_negative_values  # noqa: PLC0415
-
-    allow_negative_values(p)
-    p.set_defaults(func=_cmd_graph)

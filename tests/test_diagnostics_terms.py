@@ -8,10 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch_ln as mt
+from minitorch_ln.diagnostics import check_layer_norm_terms, jacobian_heatmap
 from minitorch_ln.autograd import (
-    Function, GradcheckError, check_layer_norm_terms, gradcheck, jacobian_heatmap, precision_report,
+    Function, GradcheckError, gradcheck, precision_report,
 )
-from minitorch_ln.autograd.check_reports import layer_norm_term_check
+from minitorch_ln.diagnostics.terms import layer_norm_term_check
 from minitorch_ln.kernels import layernorm as K
 from minitorch_ln.kernels import layernorm_forms
 from minitorch_ln.tensor import Tensor

@@ -26,9 +26,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import backend
-from .serialization import SerializationError, atomic_write_text, load, save
-from .tensor import Tensor
+from .. import backend
+from ..serialization import SerializationError, atomic_write_text, load, save
+from ..tensor import Tensor
 
 __all__ = ["CheckpointError", "write_checkpoint", "read_checkpoint", "resolve_checkpoint", "latest_step",
            "flatten_state", "unflatten_state", "get_rng_states", "set_rng_states", "reseed_devices"]

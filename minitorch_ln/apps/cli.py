@@ -13,15 +13,20 @@ import argparse
 import os
 import sys
 
+from .cli_args import allow_negative_values, check_seed, parse_shape
+from .graph_command import register_graph_command
+
 EXIT_USER_ERROR = 1
 
 
 def _user_errors() -> tuple:
     """Exceptions that mean bad input, reported in one line rather than a traceback."""
-    from .backend import DeviceError  # noqa: PLC0415
+    from ..backend import DeviceError  # noqa: PLC0415
     from .checkpoint import CheckpointError  # noqa: PLC0415
-    from .data import CorpusError, DatasetError, TokenizerError  # noqa: PLC0415
-    from .serialization import SerializationError  # noqa: PLC0415
+    from .corpus import CorpusError  # noqa: PLC0415
+    from .dataset import DatasetError  # noqa: PLC0415
+    from .tokenizer import TokenizerError  # noqa: PLC0415
+    from ..serialization import SerializationError  # noqa: PLC0415
     from .train import ConfigError  # noqa: PLC0415
 
     return (DeviceError, CheckpointError, CorpusError, DatasetError, TokenizerError, SerializationError,
@@ -38,47 +43,13 @@ def _out_of_memory(command: str, what: str, hint: str) -> int:
     return EXIT_USER_ERROR
 
 
-def check_seed(seed) -> int:
-    """``--seed`` of every subcommand: an integer in ``[0, 2**64)`` (what NumPy's generators take)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ValueError(f"--seed must be an integer >= 0 (and < 2**64), got {seed}")
-    return seed
-
-
-def parse_shape(parts, option: str = "--shape") -> tuple:
-    """``--shape`` as ``2,3,4``, ``2 3 4`` or a mix (``2, 3 4``): a tuple of positive ints.
-
-    Raises:
-        ValueError: a part that is not an integer, no size at all, or a size below 1.
-    """
-    text = " ".join(str(p) for p in parts).strip()
-    try:
-        shape = tuple(int(s) for s in text.replace(",", " ").split())
-    except ValueError:
-        raise ValueError(f"{option} expects integers like 2,3,4 or 2 3 4, got {text!r}") from None
-    if not shape:
-        raise ValueError(f"{option} expects integers like 2,3,4 or 2 3 4, got {text!r}")
-    if any(s < 1 for s in shape):
-        raise ValueError(f"every size in {option} must be >= 1, got {text!r}")
-    return shape
-
-
-def allow_negative_values(parser) -> None:
-    """Let ``--shape -1,3`` and ``--seed -1`` reach our checks (and their clear messages) instead of
-    argparse taking ``-1,3`` for an unknown option: argparse decides what looks like a negative
-    number with this one pattern."""
-    import re  # noqa: PLC0415
-
-    parser._negative_number_matcher = re.compile(r"^-\d[\d,.\s]*$|^-\d*\.\d+$")
-
-
 # ------------------------------------------------------------------------------------------ info
 
 
 def _cmd_info(args) -> int:
     import numpy as np  # noqa: PLC0415
 
-    from . import __version__, backend, kernels  # noqa: PLC0415
+    from .. import __version__, backend, kernels  # noqa: PLC0415
 
     print(f"minitorch_ln {__version__}")
     print(f"python       {sys.version.split()[0]}")
@@ -212,7 +183,7 @@ def _add_train(sub) -> None:
 
 
 def _cmd_sample(args) -> int:
-    from . import backend  # noqa: PLC0415
+    from .. import backend  # noqa: PLC0415
     from .sampling import generate_text, load_model  # noqa: PLC0415
 
     try:
@@ -301,8 +272,6 @@ def _add_gradcheck(sub) -> None:
 
 
 def _add_graph(sub) -> None:
-    from .viz import register_graph_command  # noqa: PLC0415 - the command lives beside draw_graph
-
     register_graph_command(sub)
 
 

@@ -12,10 +12,10 @@ import os
 
 import numpy as np
 
-from . import backend
-from .autograd import no_grad
+from .. import backend
+from ..autograd import no_grad
 from .checkpoint import CheckpointError, read_checkpoint
-from .data import CharTokenizer
+from .tokenizer import CharTokenizer
 
 __all__ = ["load_model", "generate_text", "corpus_word_fraction", "plot_losses"]
 
@@ -26,7 +26,7 @@ def load_model(path, device=None):
     Raises:
         CheckpointError: missing, corrupt or incompatible checkpoint.
     """
-    from .nn.gpt import GPT, GPTConfig  # noqa: PLC0415
+    from ..nn.gpt import GPT, GPTConfig  # noqa: PLC0415
 
     ck = read_checkpoint(path, load_optimizer=False)
     try:
@@ -53,7 +53,7 @@ def generate_text(model, tok: CharTokenizer, prompt: str, max_new_tokens: int, t
     Raises:
         TokenizerError: a prompt character the model never saw. ValueError: an empty prompt.
     """
-    from .tensor import tensor  # noqa: PLC0415
+    from ..tensor import tensor  # noqa: PLC0415
 
     if not prompt:
         raise ValueError("the prompt is empty: give at least one character")

@@ -1,7 +1,7 @@
-"""What a failed gradient check tells a student: LayerNorm's backward term by term, Jacobian heat-maps.
+"""What a failed gradient check tells a student: LayerNorm's backward, term by term.
 
 LayerNorm's input gradient has three terms, one per path from ``x`` to the loss
-(docs/layernorm_backward.md; ``kernels.layernorm.layer_norm_bwd_terms``)::
+(docs/layernorm_backward.md; ``kernels.layernorm_forms.layer_norm_bwd_terms``)::
 
     dx = rstd · dxhat                          term 1: through xhat, mean and rstd held fixed
        - rstd · mean(dxhat)                    term 2: through the mean
@@ -17,12 +17,12 @@ finite-difference counterpart (``L = Σ dy · y``, ``m0``, ``r0`` the statistics
 (``dγ``, ``dβ``: ``∂L/∂γ``, ``∂L/∂β``.) A wrong backward then points at the term that is wrong,
 where a plain gradient check only says that ``dx`` is. :func:`check_layer_norm_terms` does this
 and returns a :class:`TermReport`; ``gradcheck`` appends that report to its error for any op whose
-``Function`` class defines ``term_check(ctx) -> TermReport`` (the library's ``LayerNorm`` is checked
-by :func:`layer_norm_term_check`, which also runs the node's own fused backward and, when its ``dx``
+``Function`` class defines ``term_check(ctx) -> TermReport``: this module attaches
+:func:`layer_norm_term_check` to the library's ``LayerNorm`` op, which also runs the node's own fused backward and, when its ``dx``
 is not the sum of right terms, fits it as ``c1·term1 + c2·term2 + c3·term3`` to name the term the
 fused code gets wrong).
 
-:func:`jacobian_heatmap` draws the analytical and numerical Jacobians and their difference.
+``diagnostics/heatmap.py`` draws the analytical and numerical Jacobians and their difference.
 """
 
 from __future__ import annotations
@@ -30,8 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..autograd.grad_mode import no_grad
+from ..kernels.layernorm_forms import layer_norm_bwd_terms
+from ..ops.layer_norm import LayerNorm
+from ..tensor import Tensor
 
-__all__ = ["TermReport", "check_layer_norm_terms", "jacobian_heatmap", "layer_norm_term_check", "term_reports_for"]
+__all__ = ["LAYER_NORM_TERMS", "TermReport", "check_layer_norm_terms", "layer_norm_term_check"]
 
 # key in layer_norm_bwd_terms' dict -> (label, formula, what its finite differences move)
 LAYER_NORM_TERMS = {
@@ -47,8 +51,6 @@ LAYER_NORM_TERMS = {
 def _np64(a):
     if a is None:
         return None
-    from ..tensor import Tensor  # noqa: PLC0415 - tensor imports the autograd package
-
     data = a.array if isinstance(a, Tensor) else a
     return np.asarray(backend.to_device(data, "cpu"), dtype=np.float64)
 
@@ -168,7 +170,7 @@ def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_f
             wrong size; ``terms_fn``'s dict lacks a key.
     """
     if terms_fn is None:
-        from ..kernels.layernorm_forms import layer_norm_bwd_terms as terms_fn  # noqa: PLC0415
+        terms_fn = layer_norm_bwd_terms
     x2, D = _rows2d(x, normalized_shape)                          # (N, D)
     N = x2.shape[0]
     w = None if weight is None else _np64(weight).reshape(-1)     # (D,)
@@ -274,9 +276,6 @@ def layer_norm_term_check(ctx) -> TermReport:
     does) and checks the library's terms, plus the node's ``dx`` against their sum; a LayerNorm
     ``Function`` can adopt it with ``term_check = staticmethod(layer_norm_term_check)``.
     """
-    from ..tensor import Tensor  # noqa: PLC0415
-    from .grad_mode import no_grad  # noqa: PLC0415
-
     saved = ctx.saved_tensors
     x, weight = saved[0], saved[1]
     axes = tuple(getattr(ctx, "axes", (x.ndim - 1,)))
@@ -296,77 +295,5 @@ def layer_norm_term_check(ctx) -> TermReport:
                                   dweight=dweight, dbias=dbias)  # None where the op has no γ / β
 
 
-_TERM_CHECKS = {"LayerNorm": layer_norm_term_check}  # Function class name -> check, for classes without one
-
-
-def term_reports_for(outputs) -> list:
-    """Run ``term_check`` on every node of the outputs' graph whose Function defines it.
-
-    Returns a list of ``(node name, TermReport or error text)``; used by ``gradcheck`` on failure.
-    """
-    from .function import AccumulateGrad  # noqa: PLC0415
-
-    found, seen = [], set()
-    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen or isinstance(node, AccumulateGrad):
-            continue
-        seen.add(node)
-        check = getattr(node.fn, "term_check", None) or _TERM_CHECKS.get(getattr(node.fn, "__name__", None))
-        if callable(check):
-            try:
-                found.append((node.name(), check(node)))
-            except Exception as e:  # noqa: BLE001 - a diagnosis must never hide the original failure
-                found.append((node.name(), f"term check failed to run: {type(e).__name__}: {e}"))
-        stack.extend(e[0] for e in node.next_edges if e is not None)
-    return found
-
-
-def jacobian_heatmap(jacobians, path, title="Jacobian: analytical, numerical, difference", input_names=None):
-    """Save a PNG: per input, the analytical Jacobian, the numerical one, and their difference.
-
-    Args:
-        jacobians: ``{input index: (analytical, numerical)}`` 2-D arrays ``(n_outputs, n_inputs)``
-            (``gradcheck(..., heatmap=path)`` builds it).
-        path: the PNG file to write.
-        input_names: optional ``{input index: name}`` for the row titles.
-
-    Returns:
-        ``path``.
-
-    Raises:
-        ImportError: matplotlib is not installed (``pip install matplotlib``).
-        ValueError: ``jacobians`` is empty.
-    """
-    if not jacobians:
-        raise ValueError("jacobian_heatmap: no Jacobians to draw")
-    try:
-        import matplotlib  # noqa: PLC0415
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt  # noqa: PLC0415
-    except ImportError as e:  # pragma: no cover - matplotlib is a dev dependency
-        raise ImportError("jacobian_heatmap needs matplotlib: pip install matplotlib") from e
-    n = len(jacobians)
-    fig, axes = plt.subplots(n, 3, figsize=(11, 3.2 * n), squeeze=False)
-    for row, (i, (ana, num)) in enumerate(sorted(jacobians.items())):
-        ana, num = np.asarray(ana, dtype=np.float64), np.asarray(num, dtype=np.float64)
-        lim = max(float(np.abs(ana).max(initial=0)), float(np.abs(num).max(initial=0)), 1e-300)
-        diff = ana - num
-        dlim = max(float(np.abs(diff).max(initial=0)), 1e-300)
-        name = (input_names or {}).get(i, f"input {i}")
-        for col, (mat, lo_hi, cap) in enumerate((
-                (ana, lim, "analytical"), (num, lim, "numerical"),
-                (diff, dlim, f"analytical − numerical (max {dlim:.2g})"))):
-            ax = axes[row][col]
-            im = ax.imshow(mat, cmap="RdBu_r", vmin=-lo_hi, vmax=lo_hi, aspect="auto", interpolation="nearest")
-            ax.set_title(f"{name}: {cap}", fontsize=9)
-            ax.set_xlabel("input element")
-            ax.set_ylabel("output element")
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+# Attached to the op, so that gradcheck finds it on the node (never by class name).
+LayerNorm.term_check = staticmethod(layer_norm_term_check)

@@ -31,14 +31,14 @@ class Target:
 
 
 def _t(rng, shape, dtype, device, requires_grad=True, scale=1.0):
-    from .tensor import tensor  # noqa: PLC0415
+    from ..tensor import tensor  # noqa: PLC0415
 
     return tensor(rng.standard_normal(shape) * scale, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def _op(name):
     """``nn.functional.<name>``, or a ValueError saying this build lacks it."""
-    from .nn import functional  # noqa: PLC0415
+    from ..nn import functional  # noqa: PLC0415
 
     if not hasattr(functional, name):
         raise ValueError(f"nn.functional.{name} is not available in this build")
@@ -69,7 +69,7 @@ def _batch_norm(shape, dtype, device, rng):
 
 def _embedding(shape, dtype, device, rng):
     embedding = _op("embedding")
-    from .tensor import tensor  # noqa: PLC0415
+    from ..tensor import tensor  # noqa: PLC0415
 
     vocab, dim = 5, 3
     idx = tensor(rng.integers(0, vocab, size=shape), device=device)  # (*shape,) int64
@@ -93,7 +93,7 @@ def _attention(shape, dtype, device, rng):
 
 
 def _multihead_attention(shape, dtype, device, rng):
-    from .nn import MultiheadAttention  # noqa: PLC0415
+    from ..nn import MultiheadAttention  # noqa: PLC0415
 
     b, t, e = shape
     mha = MultiheadAttention(e, num_heads=2 if e % 2 == 0 else 1, batch_first=True, device=device, dtype=dtype)
@@ -117,7 +117,7 @@ def _log_softmax(shape, dtype, device, rng):
 
 def _cross_entropy(shape, dtype, device, rng):
     cross_entropy = _op("cross_entropy")
-    from .tensor import tensor  # noqa: PLC0415
+    from ..tensor import tensor  # noqa: PLC0415
 
     x = _t(rng, shape, dtype, device)
     target = tensor(rng.integers(0, shape[1], size=(shape[0],) + tuple(shape[2:])), device=device)
@@ -160,7 +160,7 @@ TARGETS = {
 def _max_errors(fn, inputs, eps):
     """Per checked input: (Jacobian entries compared, max |analytical - numerical|), or None if unavailable."""
     try:
-        from .autograd.check import _analytical_jacobians, _numerical_jacobian, _outputs  # noqa: PLC0415
+        from ..autograd.check import _analytical_jacobians, _numerical_jacobian, _outputs  # noqa: PLC0415
     except ImportError:  # pragma: no cover - the check module's internals changed
         return None
     diff = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
@@ -204,7 +204,7 @@ def _refuse_large_jacobian(name, shape, entries, at_least=False) -> None:
 
 def _jacobian_entries(fn, inputs) -> int:
     """(output elements) x (differentiable input elements), from one forward pass without a graph."""
-    from .autograd import no_grad  # noqa: PLC0415
+    from ..autograd import no_grad  # noqa: PLC0415
 
     with no_grad():
         y = fn(*inputs)
@@ -226,8 +226,8 @@ def run_gradcheck(name: str, shape=None, eps: float = 1e-6, atol: float = 1e-5, 
             build, or an op this build lacks.
         DeviceError: an unknown device, or CUDA without CuPy/a GPU.
     """
-    from . import backend  # noqa: PLC0415
-    from .autograd import GradcheckError, gradcheck  # noqa: PLC0415
+    from .. import backend  # noqa: PLC0415
+    from ..autograd import GradcheckError, gradcheck  # noqa: PLC0415
 
     if name not in TARGETS:
         raise ValueError(f"unknown gradcheck target {name!r}: expected one of {', '.join(TARGETS)}")

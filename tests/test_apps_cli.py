@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import minitorch_ln as mt
-from minitorch_ln.cli import build_parser, main
-from minitorch_ln.gradcheck_targets import TARGETS
+from minitorch_ln.apps.cli import build_parser, main
+from minitorch_ln.apps.gradcheck_targets import TARGETS
 
 WORDS = "norm layer batch token mean variance gradient scale shift residual attention head".split()
 
@@ -256,7 +256,7 @@ def test_train_whitespace_only_text(tmp_path, capsys):
 
 
 def test_train_out_of_memory_is_one_line(corpus, tmp_path, capsys, monkeypatch):
-    import minitorch_ln.train as train_mod
+    import minitorch_ln.apps.train as train_mod
 
     def build(cfg, vocab_size):
         raise MemoryError  # what NumPy raises (as _ArrayMemoryError) for --block-size 4096

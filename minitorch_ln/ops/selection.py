@@ -1,0 +1,149 @@
+"""Selection: ``maximum``, ``minimum``, ``clamp``, ``where``, ``masked_fill``.
+
+Each picks, elementwise, one of its inputs (or a constant); the gradient goes to the input that
+was picked (split evenly on ties of ``maximum``/``minimum``, as PyTorch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import backend
+from ..autograd.function import Function
+from ..backend import get_array_module
+from ..tensor import Tensor
+from ._util import broadcast_shape, promote
+from .elementwise import neg
+from .shape import unbroadcast
+
+
+class Maximum(Function):
+    """Elementwise max. On ties the gradient is split evenly between both inputs (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = get_array_module(a)
+        ctx.shapes = (a.shape, b.shape)
+        ctx.weight_a = ((a > b) + 0.5 * (a == b)).astype(a.dtype)
+        return xp.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        wa = Tensor._from_op(ctx.weight_a)
+        da = unbroadcast(dy * wa, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dy * (1.0 - wa), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+def maximum(a, b) -> Tensor:
+    """Elementwise maximum of ``a`` and ``b``; on ties each input gets half the gradient (as PyTorch).
+
+    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
+    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
+    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    """
+    a, b = promote(a, b, "maximum")
+    broadcast_shape(a.shape, b.shape, "maximum")
+    return Maximum.apply(a, b)
+
+
+def minimum(a, b) -> Tensor:
+    """Elementwise min, as ``-maximum(-a, -b)`` (the same tie rule)."""
+    a, b = promote(a, b, "minimum")
+    broadcast_shape(a.shape, b.shape, "minimum")
+    return neg(Maximum.apply(neg(a), neg(b)))
+
+
+class Clamp(Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        xp = get_array_module(x)
+        ctx.mask = xp.ones(x.shape, dtype=bool)
+        if lo is not None:
+            ctx.mask &= x >= lo
+        if hi is not None:
+            ctx.mask &= x <= hi
+        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * Tensor._from_op(ctx.mask.astype(dy.dtype)), None, None
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    """Limit values to [min, max]; the gradient passes where min <= x <= max (as PyTorch)."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = x
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    return Clamp.apply(x, min, max)
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        xp = get_array_module(a)
+        ctx.cond = cond
+        ctx.shapes = (a.shape, b.shape)
+        return xp.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        c = Tensor._from_op(ctx.cond)
+        zero = Tensor._from_op(get_array_module(dy.array).zeros((), dtype=dy.dtype))
+        da = unbroadcast(where(c, dy, zero), ctx.shapes[0]) if ctx.needs_input_grad[1] else None
+        db = unbroadcast(where(c, zero, dy), ctx.shapes[1]) if ctx.needs_input_grad[2] else None
+        return None, da, db
+
+
+def _mask_on_device(mask, is_tensor: bool, x: Tensor, op: str):
+    """``mask`` (an array) on ``x``'s device: moved if it was not a Tensor, else an error naming both devices."""
+    dev = backend.device_of(mask)
+    if dev == x.device:
+        return mask
+    if is_tensor:
+        raise RuntimeError(
+            f"{op}: expected all tensors on the same device, but found tensors on {dev} and {x.device}; "
+            "move them with .to(device) first"
+        )
+    return backend.to_device(mask, x.device)
+
+
+def where(condition, input, other) -> Tensor:  # noqa: A002
+    """``input`` where ``condition`` holds, else ``other`` (broadcast together)."""
+    cond = condition.array if isinstance(condition, Tensor) else condition
+    cond = cond if hasattr(cond, "dtype") and hasattr(cond, "shape") else np.asarray(cond)
+    if cond.dtype != np.bool_:
+        raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
+    ref = input if isinstance(input, Tensor) else other
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("where: at least one of input and other must be a Tensor")
+    a, b = promote(input, other, "where")
+    out_shape = broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
+    del ref, out_shape
+    cond = _mask_on_device(cond, isinstance(condition, Tensor), a, "where")
+    return Where.apply(cond, a, b)
+
+
+def masked_fill(x: Tensor, mask, value) -> Tensor:
+    """``x`` with ``value`` where ``mask`` is True; ``mask`` broadcasts to ``x``'s shape."""
+    m = mask.array if isinstance(mask, Tensor) else mask
+    if getattr(m, "dtype", None) != np.bool_:
+        raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
+    if broadcast_shape(x.shape, m.shape, "masked_fill") != x.shape:
+        raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} does not broadcast to the input's {tuple(x.shape)}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
+        value = value.to(x.dtype)
+    else:
+        value = Tensor._from_op(get_array_module(x.array).asarray(value, dtype=x.dtype))
+    m = _mask_on_device(m, isinstance(mask, Tensor), x, "masked_fill")
+    return Where.apply(m, value, x)
+
+

@@ -1,0 +1,331 @@
+"""The operators and methods of :class:`Tensor` that run an op: ``x + y``, ``x @ w``, ``x.sum(dim)``,
+``x.reshape(...)``, ``x.to(dtype)``, ... each a one-line forward to the op function of the same name.
+
+``tensor.py`` imports nothing of ``ops/``; this module attaches these to ``Tensor`` when the ops are
+imported (DeZero's ``setup_variable``). Op modules added later attach their own methods at their
+end (``Tensor.gather = gather``); in-place methods are in ``inplace.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import backend
+from ..tensor import Tensor
+from .activation import relu, sigmoid, tanh
+from .binary import div_rounding
+from .bitwise import bitwise_and, bitwise_not, bitwise_or
+from .comparison import eq, ge, gt, le, lt, ne
+from .conversion import cast, clone, to_device
+from .elementwise import abs, add, cos, div, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
+from .indexing import chunk, getitem, setitem_, split, tril, triu
+from .matmul import matmul
+from .reduction import (  # noqa: A004 - PyTorch's names
+    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
+)
+from .selection import clamp, masked_fill, maximum, minimum
+from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze, view
+from .softmax import log_softmax, softmax
+
+
+class _Methods:
+    """The methods attached to :class:`Tensor` below (``self`` is the Tensor)."""
+
+    def clone(self) -> "Tensor":
+        return clone(self)
+
+    def to(self, *args, dtype=None, device=None) -> "Tensor":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``; differentiable; no copy when unchanged."""
+        for a in args:
+            if isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
+                device = a
+            else:
+                dtype = a
+        out = self
+        if dtype is not None and backend.as_dtype(dtype) != self.dtype:
+            out = cast(out, backend.as_dtype(dtype))
+        if device is not None and backend.device(device) != self.device:
+            out = to_device(out, backend.device(device))
+        return out
+
+    def float(self) -> "Tensor":
+        return self.to(np.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(np.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(np.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(np.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(np.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(np.bool_)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, index: int = 0) -> "Tensor":
+        return self.to(f"cuda:{index}")
+
+
+
+
+    # arithmetic
+    def __add__(self, other):
+        return add(self, other)
+
+    def __radd__(self, other):
+        return add(other, self)
+
+    def __sub__(self, other):
+        return sub(self, other)
+
+    def __rsub__(self, other):
+        return sub(other, self)
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    def __rmul__(self, other):
+        return mul(other, self)
+
+    def __truediv__(self, other):
+        return div(self, other)
+
+    def __rtruediv__(self, other):
+        return div(other, self)
+
+    def __pow__(self, other):
+        return pow(self, other)
+
+    def __rpow__(self, other):
+        return pow(other, self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __neg__(self):
+        return neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return abs(self)
+
+    def __eq__(self, other):  # noqa: D105 - elementwise, as in PyTorch
+        return eq(self, other)
+
+    def __ne__(self, other):
+        return ne(self, other)
+
+    def __lt__(self, other):
+        return lt(self, other)
+
+    def __le__(self, other):
+        return le(self, other)
+
+    def __gt__(self, other):
+        return gt(self, other)
+
+    def __ge__(self, other):
+        return ge(self, other)
+
+    def __invert__(self):  # bitwise on integers, logical on bool (as PyTorch)
+        return bitwise_not(self)
+
+    def __and__(self, other):
+        return bitwise_and(self, other)
+
+    def __or__(self, other):
+        return bitwise_or(self, other)
+
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        setitem_(self, index, value)
+
+
+
+    # methods forwarding to ops
+    def add(self, other):
+        return add(self, other)
+
+    def sub(self, other):
+        return sub(self, other)
+
+    def mul(self, other):
+        return mul(self, other)
+
+    def div(self, other, *, rounding_mode=None):
+        return div_rounding(self, other, rounding_mode=rounding_mode)
+
+    def pow(self, exponent):
+        return pow(self, exponent)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def exp(self):
+        return exp(self)
+
+    def log(self):
+        return log(self)
+
+    def sqrt(self):
+        return sqrt(self)
+
+    def rsqrt(self):
+        return rsqrt(self)
+
+    def abs(self):
+        return abs(self)
+
+    def tanh(self):
+        return tanh(self)
+
+    def sigmoid(self):
+        return sigmoid(self)
+
+    def relu(self):
+        return relu(self)
+
+    def sin(self):
+        return sin(self)
+
+    def cos(self):
+        return cos(self)
+
+    def maximum(self, other):
+        return maximum(self, other)
+
+    def minimum(self, other):
+        return minimum(self, other)
+
+    def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's argument names
+        return clamp(self, min, max)
+
+    clip = clamp
+
+    def masked_fill(self, mask, value):
+        return masked_fill(self, mask, value)
+
+    def sum(self, dim=None, keepdim=False):
+        return sum(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        return mean(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return std(self, dim, unbiased, keepdim, correction=correction)
+
+    def max(self, dim=None, keepdim=False):
+        return max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return min(self, dim, keepdim)
+
+    def amax(self, dim=None, keepdim=False):
+        return amax(self, dim, keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        return amin(self, dim, keepdim)
+
+    def logsumexp(self, dim, keepdim=False):
+        return logsumexp(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        return argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return argmin(self, dim, keepdim)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+        return topk(self, k, dim, largest, sorted)
+
+    def any(self, dim=None, keepdim=False):
+        return any(self, dim, keepdim)
+
+    def all(self, dim=None, keepdim=False):
+        return all(self, dim, keepdim)
+
+    def softmax(self, dim):
+        return softmax(self, dim)
+
+    def log_softmax(self, dim):
+        return log_softmax(self, dim)
+
+    def reshape(self, *shape):
+        return reshape(self, *shape)
+
+    def view(self, *shape):
+        return view(self, *shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return flatten(self, start_dim, end_dim)
+
+    def transpose(self, dim0, dim1):
+        return transpose(self, dim0, dim1)
+
+    def permute(self, *dims):
+        return permute(self, *dims)
+
+    @property
+    def mT(self):  # noqa: N802 - PyTorch's name
+        return transpose(self, -2, -1)
+
+    @property
+    def T(self):  # noqa: N802
+        return permute(self, *reversed(range(self.ndim)))
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}")
+        return self.T
+
+    def unsqueeze(self, dim):
+        return unsqueeze(self, dim)
+
+    def squeeze(self, dim=None):
+        return squeeze(self, dim)
+
+    def expand(self, *sizes):
+        return expand(self, *sizes)
+
+    def broadcast_to(self, shape):
+        return broadcast_to(self, shape)
+
+    def expand_as(self, other):
+        return broadcast_to(self, other.shape)
+
+    def split(self, split_size_or_sections, dim=0):
+        return split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks, dim=0):
+        return chunk(self, chunks, dim)
+
+    def triu(self, diagonal=0):
+        return triu(self, diagonal)
+
+    def tril(self, diagonal=0):
+        return tril(self, diagonal)
+
+    def contiguous(self):
+        return self
+
+
+for _name, _method in vars(_Methods).items():
+    if _name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__hash__"):
+        setattr(Tensor, _name, _method)
