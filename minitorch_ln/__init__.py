@@ -33,7 +33,7 @@ from .ops import div_rounding as div  # div(a, b, rounding_mode=None), as torch.
 from .ops import div_rounding as divide
 from .tensor import Tensor, tensor
 from .serialization import load, save
-from . import linalg, nn, optim  # noqa: E402 - after the ops, which the layers use
+from . import linalg, nn, optim, utils  # noqa: E402 - after the ops, which the layers use
 from . import diagnostics  # noqa: E402 - attaches the LayerNorm term check and gradcheck's heat-map writer
 
 float16 = half = _np.dtype(_np.float16)
