@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
-from minitorch_ln.ops import unary as U
+from minitorch_ln import ops as U  # the unary ops (ops/unary.py, ops/unary_trig.py)
 
 import strategies as S
 from helpers import compare_with_torch, t64, torch

@@ -49,7 +49,8 @@ def _out_of_memory(command: str, what: str, hint: str) -> int:
 def _cmd_info(args) -> int:
     import numpy as np  # noqa: PLC0415
 
-    from .. import __version__, backend, kernels  # noqa: PLC0415
+    from .. import backend, kernels  # noqa: PLC0415
+    from .._version import __version__  # noqa: PLC0415
 
     print(f"minitorch_ln {__version__}")
     print(f"python       {sys.version.split()[0]}")

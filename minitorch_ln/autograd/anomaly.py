@@ -26,6 +26,7 @@ import os
 import sys
 
 from .. import backend
+from . import function as _function
 from .function import AccumulateGrad, _anomaly
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -126,8 +127,7 @@ def _nonfinite_kind(data):
 
 def record_creation(node, args, results=()):
     """Called by ``Function.apply`` for each recorded node while anomaly detection is on."""
-    from ..tensor import Tensor  # noqa: PLC0415
-
+    Tensor = _function.Tensor
     _counter[0] += 1
     in_kinds = [_nonfinite_kind(a.array) if isinstance(a, Tensor) else None for a in args]
     out_kinds = [_nonfinite_kind(r.array) for r in results]
@@ -154,8 +154,7 @@ def record_creation(node, args, results=()):
 # ---------------------------------------------------------------------------------- backward
 def check_gradients(node, results):
     """Called by the engine after each node's backward while anomaly detection is on."""
-    from ..tensor import Tensor  # noqa: PLC0415
-
+    Tensor = _function.Tensor
     if not _anomaly.get("check_nan", True):
         return
     for i, g in enumerate(results):
@@ -296,3 +295,6 @@ def _where(node) -> str:
         label = "created at" if k == 0 else "called from"
         lines.append(f"  {label}: {filename}:{lineno} in {func}\n      {code}")
     return "\n".join(lines)
+
+
+_anomaly["record"] = record_creation  # Function.apply calls it while anomaly detection is on

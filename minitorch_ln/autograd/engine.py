@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .. import backend
 from . import function as _function
+from .anomaly import check_gradients
 from .function import AccumulateGrad, _anomaly, _edge
 from .grad_mode import set_grad_enabled, is_grad_enabled
 
@@ -119,8 +120,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
                         "non-differentiable ones)"
                     )
                 if _anomaly["enabled"]:
-                    from .anomaly import check_gradients  # noqa: PLC0415
-
                     check_gradients(node, results)
             if not retain_graph:
                 node.free()

@@ -14,13 +14,15 @@ from .activation_piecewise import (
     softshrink, threshold,
 )
 from .unary import (  # noqa: A004
-    acos, acosh, asin, asinh, atan, atanh, ceil, cosh, erfc, erfinv, exp2, expm1, floor, frac, isinf, isneginf,
-    isposinf, isreal, log1p, log2, log10, nan_to_num, reciprocal, round, sgn, sign, signbit, sinh, square, tan, trunc,
+    ceil, exp2, expm1, floor, frac, isinf, isneginf, isposinf, isreal, log1p, log2, log10, nan_to_num, reciprocal,
+    round, sgn, sign, signbit, square, trunc,
 )
+from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
 from .binary import (
-    allclose, atan2, copysign, div_rounding, equal, float_power, floor_divide, fmax, fmin, fmod, heaviside, hypot,
-    isclose, lerp, logaddexp, logaddexp2, remainder, true_divide, xlogy,
+    allclose, atan2, copysign, equal, float_power, fmax, fmin, heaviside, hypot, isclose, lerp, logaddexp, logaddexp2,
+    xlogy,
 )
+from .division import div_rounding, floor_divide, fmod, remainder, true_divide
 from .bitwise import (
     bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, logical_xor,
 )

@@ -13,7 +13,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 from .activation import relu, sigmoid, tanh
-from .binary import div_rounding
+from .division import div_rounding
 from .bitwise import bitwise_and, bitwise_not, bitwise_or
 from .comparison import eq, ge, gt, le, lt, ne
 from .conversion import cast, clone, to_device

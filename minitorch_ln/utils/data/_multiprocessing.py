@@ -21,7 +21,7 @@ import weakref
 from ._worker import (
     MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _worker_loop,
 )
-from .dataloader import _BaseDataLoaderIter, _default_mp_context
+from ._iterators import _BaseDataLoaderIter, _default_mp_context
 
 __all__ = []
 
