@@ -33,13 +33,14 @@ from .. import backend, kernels
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
 from .elementwise import erf, exp
 from .conversion import cast
 
 
-class ActivationDtypeError(TypeError, NotImplementedError):
+class ActivationDtypeError(DtypeError, NotImplementedError):
     """An activation got a dtype it has no kernel for (PyTorch raises NotImplementedError)."""
 
 

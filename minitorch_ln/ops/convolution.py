@@ -19,12 +19,12 @@ import numbers
 
 from ..autograd.function import Function
 from ..kernels import im2col as K
+from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
 
 
-class ConvDtypeError(RuntimeError, TypeError):
-    """Operands of a convolution with different dtypes (PyTorch raises RuntimeError)."""
+ConvDtypeError = DtypeError  # minitorch_ln/errors.py
 
 
 # ================================================================================ argument helpers

@@ -18,6 +18,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..kernels.scatter import along_dim_index, scatter_reduce_at
+from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .conversion import cast
@@ -25,8 +26,7 @@ from .scatter import IndexDtypeError, check_bounds, index_array
 from .shape import broadcast_to, reshape
 
 
-class ShapeMismatchError(RuntimeError, ValueError):
-    """Shapes that do not broadcast: PyTorch raises RuntimeError, the rest of minitorch_ln ValueError."""
+ShapeMismatchError = ShapeError  # minitorch_ln/errors.py
 
 
 def _along(dim):

@@ -16,17 +16,10 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
 from ._util import normalize_dim, require_float
 from .conversion import cast
-
-
-class DtypeError(TypeError, RuntimeError):
-    """A tensor of the wrong dtype: a TypeError, and a RuntimeError as PyTorch raises (shared by the reduction modules)."""
-
-
-class OptionError(ValueError, RuntimeError):
-    """An unknown option (``interpolation``, ``ord``): a ValueError, and a RuntimeError as PyTorch raises."""
 
 
 def axis_alias(fn):

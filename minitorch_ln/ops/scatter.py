@@ -18,18 +18,14 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..kernels.scatter import along_dim_index, scatter_reduce_at
+from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .selection import where
 from .shape import broadcast_to, reshape
 
 
-class IndexDtypeError(RuntimeError, TypeError):
-    """An index tensor of the wrong dtype: PyTorch raises RuntimeError, Python would say TypeError."""
-
-
-class IndexOutOfRangeError(IndexError, RuntimeError):
-    """An index out of bounds (PyTorch raises RuntimeError for some ops, IndexError for others)."""
+IndexDtypeError = DtypeError  # minitorch_ln/errors.py
 
 
 # ==================================================================================================
