@@ -238,3 +238,39 @@ def test_bad_input_messages_found_by_a_new_user():
         mt.ones(3, 4).sum(dim=1.5)
     with pytest.raises(ValueError, match=r"manual_seed expects an integer in \[0, 2\*\*64\), got -1"):
         mt.manual_seed(-1)
+
+
+# ------------------------------------------------------------------------------------------ .data
+
+
+def test_data_is_a_detached_tensor_sharing_memory_as_in_pytorch():
+    p = mt.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    d = p.data
+    assert isinstance(d, mt.Tensor) and not d.requires_grad and d.grad_fn is None
+    assert d.array is p.array                              # the same memory, no copy
+    d.mul_(0.5)                                             # as `p.data.mul_(0.5)` in PyTorch code: no error
+    np.testing.assert_array_equal(p.detach().numpy(), [0.5, 1.0, 2.0])
+    c = p.data.clone()                                      # `x.data.clone()`: a copy with its own memory
+    c.add_(1.0)
+    np.testing.assert_array_equal(p.detach().numpy(), [0.5, 1.0, 2.0])
+    w = mt.zeros(1000, requires_grad=True)
+    w.data.normal_(0, 0.02)                                 # `w.data.normal_(0, 0.02)`, as in GPT init code
+    assert 0.015 < float(w.detach().numpy().std()) < 0.025
+    p.data = mt.tensor([7.0, 8.0])                          # assigning replaces the values (and the shape)
+    assert p.shape == (2,) and p.requires_grad
+    np.testing.assert_array_equal(p.detach().numpy(), [7.0, 8.0])
+    with pytest.raises(TypeError, match="Tensor.data must be set to a Tensor or an array, got str"):
+        p.data = "seven"
+
+
+def test_data_matches_torch_data_on_the_same_script():
+    # the same three lines in both frameworks give the same values (PyTorch as the reference)
+    torch = pytest.importorskip("torch")
+    a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    b = mt.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    for t in (a, b):
+        t.data.mul_(2.0)
+        t.data[1] = 5.0
+        (t * t).sum().backward()
+    np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
+    np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy())  # 2·t at the changed values
