@@ -205,25 +205,33 @@ def _category(dtype) -> int:
     return {"b": 0, "u": 1, "i": 1, "f": 2}[kind]
 
 
-def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool) -> np.dtype:
+def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
+                 a_is_number: bool | None = None, b_is_number: bool | None = None) -> np.dtype:
     """PyTorch's type promotion for a binary op.
 
-    Operands are ranked by category (bool < integer < float). A Python/NumPy scalar, or a 0-d
-    tensor, only decides the dtype when its category is higher than the other operand's; so a
-    float32 tensor times ``np.sqrt(2)`` (a float64 scalar) stays float32, and an int64 tensor times
-    ``0.5`` gives the default float dtype.
+    Operands are ranked by category (bool < integer < float) and, within the highest category
+    present, by kind: a dimensioned tensor decides before a 0-d tensor, which decides before a
+    Python/NumPy number. So a float32 tensor times ``np.sqrt(2)`` (a float64 number) stays float32,
+    an int64 tensor times ``0.5`` gives the default float dtype (float32), and an int64 tensor plus
+    a 0-d float64 tensor gives float64 (as PyTorch). ``a_is_scalar``: ``a`` is 0-d (a 0-d tensor or
+    a number); ``a_is_number`` (default: ``a_is_scalar``): it is a Python/NumPy number.
     """
     a_dtype, b_dtype = np.dtype(a_dtype), np.dtype(b_dtype)
-    if a_is_scalar == b_is_scalar:
-        ca, cb = _category(a_dtype), _category(b_dtype)
-        if ca != cb:  # int64 + float32 tensors -> float32 (NumPy would say float64)
-            return a_dtype if ca > cb else b_dtype
-        return np.result_type(a_dtype, b_dtype)
-    tensor_dt, scalar_dt = (b_dtype, a_dtype) if a_is_scalar else (a_dtype, b_dtype)
-    if _category(scalar_dt) <= _category(tensor_dt):
-        return tensor_dt
-    # the scalar is of a higher category: a float scalar with an int tensor -> default float
-    return _default_float if scalar_dt.kind == "f" else np.result_type(tensor_dt, scalar_dt)
+    a_num = a_is_scalar if a_is_number is None else a_is_number
+    b_num = b_is_scalar if b_is_number is None else b_is_number
+    # 0: dimensioned tensor, 1: 0-d tensor, 2: number
+    a_rank = 2 if a_num else (1 if a_is_scalar else 0)
+    b_rank = 2 if b_num else (1 if b_is_scalar else 0)
+    ca, cb = _category(a_dtype), _category(b_dtype)
+    if ca != cb:  # the higher category decides (int64 + float32 tensors -> float32, not NumPy's float64)
+        dt, rank = (a_dtype, a_rank) if ca > cb else (b_dtype, b_rank)
+    elif a_rank != b_rank:  # same category: the more dimensioned operand decides
+        return a_dtype if a_rank < b_rank else b_dtype
+    else:
+        dt, rank = np.result_type(a_dtype, b_dtype), a_rank
+    if rank == 2 and dt.kind == "f":  # a Python float with an int/bool tensor -> the default float dtype
+        return _default_float
+    return dt
 
 
 # --------------------------------------------------------------------------------------------

@@ -274,6 +274,7 @@ def test_failure_table_lists_worst_entries_per_input():
 
 
 def test_heatmap_png_on_pass_and_on_failure(tmp_path):
+    pytest.importorskip("matplotlib")  # the `plot` extra
     x, w, b = ln_inputs((2, 3))
     assert gradcheck(make_layer_norm(), (x, w, b), heatmap=tmp_path / "ok.png")
     assert (tmp_path / "ok.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -36,21 +36,139 @@ def _to_numpy(a):
     return np.array(backend.to_device(a, "cpu"), dtype=np.float64)
 
 
-def _numerical_jacobian(fn, inputs, i, eps):
-    """(n_out_total, n_in) central-difference Jacobian of every output w.r.t. input ``i``."""
+# ---------------------------------------------------------------- where the perturbation goes
+# The finite differences perturb an input in place, one logical element at a time, through
+# ``array[index]``: that writes through any strided view (transposed, Fortran-ordered, sliced), so
+# ``fn`` sees the perturbed value whatever the layout, and tensors that ``fn`` builds from the input
+# (views included) follow it, as they should. In place is wrong in three cases, where the check
+# perturbs a private contiguous copy passed to ``fn`` instead:
+#   * the array overlaps itself (a stride-0 ``broadcast_to``/``expand`` result, an ``as_strided``
+#     window): one stored value is several logical elements, so writing it moves all of them.
+#     Autograd's gradient of such a leaf has one entry per *logical* element (``x.grad`` has
+#     ``x.shape``), so the math is the derivative with respect to each logical element moved alone,
+#     which only a non-overlapping copy can hold. (PyTorch's gradcheck refuses a stride-0 input
+#     instead; here the check does the math.)
+#   * the array is read-only (``np.broadcast_to`` returns one);
+#   * the array shares memory with another input that is not computed from it (two leaves made
+#     from one buffer): perturbing one would move the other, which autograd treats as independent.
+# An input that aliases both an input computed from it and one that is not cannot be perturbed
+# either way and raises :class:`GradcheckInputError`.
+
+
+class GradcheckInputError(RuntimeError, ValueError):
+    """An input gradcheck cannot perturb correctly (it names the inputs and the memory they share)."""
+
+
+def _address(a) -> int:
+    iface = getattr(a, "__cuda_array_interface__", None) or a.__array_interface__
+    return int(iface["data"][0])
+
+
+def _byte_offsets(a):
+    """Byte address of every element of ``a``, in C order of the logical indices."""
+    off = np.zeros((), dtype=np.int64)
+    for d, (n, s) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[d] = n
+        off = off + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    return np.broadcast_to(off, a.shape).ravel() + _address(a)                     # (numel,)
+
+
+def _bounds(a):
+    lo = _address(a) + sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides))
+    hi = _address(a) + sum(max(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)) + a.itemsize
+    return lo, hi
+
+
+def _self_overlaps(a) -> bool:
+    if a.size <= 1 or a.flags.c_contiguous or a.flags.f_contiguous:
+        return False
+    if any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
+        return True
+    return bool(np.any(np.diff(np.sort(_byte_offsets(a))) < a.itemsize))
+
+
+def _shares_memory(a, b) -> bool:
+    """Whether some element of ``a`` and some element of ``b`` occupy a common byte (exact)."""
+    if a.size == 0 or b.size == 0 or type(a) is not type(b):
+        return False
+    (lo_a, hi_a), (lo_b, hi_b) = _bounds(a), _bounds(b)
+    if hi_a <= lo_b or hi_b <= lo_a:
+        return False
+    oa, ob = np.sort(_byte_offsets(a)), np.sort(_byte_offsets(b))
+    for starts, width, probes in ((oa, a.itemsize, ob), (ob, b.itemsize, oa)):
+        j = np.searchsorted(starts, probes, side="right") - 1                  # the last start <= probe
+        hit = (j >= 0) & (starts[np.maximum(j, 0)] + width > probes)
+        if hit.any():
+            return True
+    return False
+
+
+def _descends_from(y, x) -> bool:
+    """Whether ``y``'s graph reaches ``x`` (``y`` was computed from ``x``)."""
+    target = x.grad_fn if x.grad_fn is not None else x._accumulator
+    if target is None or y.grad_fn is None:
+        return False
+    stack, seen = [y.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if node not in seen:
+            seen.add(node)
+            stack.extend(e[0] for e in node.next_edges if e is not None)
+    return False
+
+
+def _fd_target(inputs, i):
+    """``(inputs for fn, array to perturb)`` for the finite differences of input ``i``: in place where
+    that moves input ``i`` alone (with what is computed from it), else a private copy (see above)."""
     x = inputs[i]
-    flat = x.array.reshape(-1)  # a view: writing to it perturbs x in place
-    cols = []
+    a = x.array
+    reason = None
+    if not getattr(a.flags, "writeable", True):
+        reason = "is read-only"
+    elif _self_overlaps(a):
+        reason = f"overlaps itself (strides {a.strides}, shape {tuple(a.shape)})"
+    downstream, upstream = [], []
+    for k, y in enumerate(inputs):
+        if isinstance(y, Tensor) and y is not x and _shares_memory(a, y.array):
+            (downstream if _descends_from(y, x) else upstream).append(k)
+    if upstream and reason is None:
+        reason = f"shares memory with input {upstream[0]}, which is not computed from it"
+    if reason is None:
+        return inputs, a
+    if downstream:
+        raise GradcheckInputError(
+            f"gradcheck: input {i} (shape {tuple(x.shape)}) {reason}, so it must be perturbed in a private "
+            f"copy, but input {downstream[0]} is computed from it and shares its memory, so it must be "
+            "perturbed in place; pass inputs that do not share memory (.clone() them)"
+        )
+    copy = Tensor._from_op(a.copy(), requires_grad=x.requires_grad)                # C-contiguous, writable
+    return tuple(copy if y is x else y for y in inputs), copy.array
+
+
+def _numerical_columns(fn, inputs, i, eps):
+    """Yield ``(index, column)``: the central difference of every output (flattened, concatenated)
+    for each logical element ``index`` of input ``i``, in C order (the order of ``x.ravel()``)."""
+    fd_inputs, arr = _fd_target(inputs, i)
     # fn runs with grad mode on: it may itself differentiate (gradgradcheck's first derivative)
-    for j in range(flat.size):
-        orig = flat[j].item()
-        flat[j] = orig + eps
-        plus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
-        flat[j] = orig - eps
-        minus = [_to_numpy(o.array).ravel() for o in _outputs(fn, inputs)]
-        flat[j] = orig
-        cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)]))
-    return np.stack(cols, axis=1) if cols else np.zeros((0, 0))
+    for idx in np.ndindex(*arr.shape):
+        orig = arr[idx].item()
+        arr[idx] = orig + eps
+        plus = [_to_numpy(o.array).ravel() for o in _outputs(fn, fd_inputs)]
+        arr[idx] = orig - eps
+        minus = [_to_numpy(o.array).ravel() for o in _outputs(fn, fd_inputs)]
+        arr[idx] = orig
+        yield idx, np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+
+
+def _numerical_jacobian(fn, inputs, i, eps):
+    """(n_out_total, n_in) central-difference Jacobian of every output w.r.t. input ``i`` (any layout)."""
+    cols = [c for _, c in _numerical_columns(fn, inputs, i, eps)]
+    if cols:
+        return np.stack(cols, axis=1)
+    return np.zeros((sum(o.numel() for o in _outputs(fn, inputs)), 0))
 
 
 def _analytical_jacobians(outputs, inputs, diff_idx):

@@ -2,12 +2,21 @@
 
 from . import functional, init, utils
 from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation_modules import (
+    CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
+    Mish, SiLU, Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+)
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .linear import Identity, Linear
 from .module import Module, StateDictError
 from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .parameter import Parameter
+from .pooling import (
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+    MaxPool2d,
+)
 from .sparse import Embedding
 from .transformer import (
     PositionalEncoding, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from .. import ops
-from ..ops import gelu, relu, sigmoid, tanh  # noqa: F401 - re-exported
+from ..ops import (  # noqa: F401 - re-exported: the activations, with torch.nn.functional's signatures
+    celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu,
+    relu6, rrelu, selu, sigmoid, silu, softmin, softplus, softshrink, softsign, tanh, tanhshrink, threshold,
+)
+from ..ops.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401 - re-exported
+from ..ops.padding import pad  # noqa: F401 - re-exported
+from ..ops.pooling import (  # noqa: F401 - re-exported
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+    max_pool1d, max_pool2d,
+)
 # layer_norm(input, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, dim=None), rms_norm and
 # batch_norm take PyTorch's signatures (plus dim=); fused, with hand-derived backwards (see docs/).
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401 - re-exported

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..errors import ShapeError
 from ..tensor import Tensor
 from .conversion import cast
 
@@ -37,21 +38,23 @@ def promote(a, b, op: str):
         raise TypeError(f"{op}: unsupported operand of type {type(bad).__name__}; expected a Tensor or a number")
 
     def info(x, is_t):
+        """(dtype, is 0-d, is a number): PyTorch ranks tensors, then 0-d tensors, then numbers."""
         if is_t:
-            return x.dtype, x.ndim == 0
+            return x.dtype, x.ndim == 0, False
         arr = np.asarray(x)
         if arr.ndim == 0:
-            if isinstance(x, bool):
-                return np.dtype(np.bool_), True
+            number = not isinstance(x, np.ndarray)  # Python and NumPy scalars, not 0-d arrays
+            if isinstance(x, (bool, np.bool_)):
+                return np.dtype(np.bool_), True, number
             if isinstance(x, numbers.Integral):
-                return np.dtype(np.int64), True
+                return np.dtype(np.int64), True, number
             if isinstance(x, numbers.Real) and not isinstance(x, np.generic):
-                return np.dtype(np.float64), True
-            return arr.dtype, True
-        return arr.dtype, False
+                return np.dtype(np.float64), True, number
+            return arr.dtype, True, number
+        return arr.dtype, False, False
 
-    (a_dt, a_sc), (b_dt, b_sc) = info(a, a_t), info(b, b_t)
-    dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc)
+    (a_dt, a_sc, a_num), (b_dt, b_sc, b_num) = info(a, a_t), info(b, b_t)
+    dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc, a_is_number=a_num, b_is_number=b_num)
     return _operand(a, a_t, dt, ref), _operand(b, b_t, dt, ref)
 
 
@@ -70,7 +73,7 @@ def broadcast_shape(a_shape, b_shape, op: str) -> tuple:
     try:
         return tuple(np.broadcast_shapes(a_shape, b_shape))
     except ValueError:
-        raise ValueError(
+        raise ShapeError(  # a RuntimeError (as PyTorch) and a ValueError
             f"{op}: shapes {tuple(a_shape)} and {tuple(b_shape)} do not broadcast (trailing dimensions "
             "must be equal or 1)"
         ) from None
