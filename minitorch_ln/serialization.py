@@ -1,8 +1,21 @@
-"""``save`` and ``load`` for state dicts, in the safetensors format.
+"""``save`` and ``load`` for checkpoints of any shape, in the safetensors format, without pickle.
 
-A file written by :func:`save` is a plain safetensors file (written with the ``safetensors.numpy``
-API), so ``safetensors.torch.load_file(path)`` reads it into PyTorch tensors: a model trained here
-moves to PyTorch with ``torch_model.load_state_dict(load_file(path))``.
+``save(obj, f)`` takes any nesting of dicts, lists, tuples, Tensors, NumPy arrays, numbers, strings,
+booleans and ``None`` (a nanoGPT checkpoint dict: model and optimizer state dicts, ints, floats,
+config dicts). The tensors go in one safetensors file (each array once: tied weights and views of
+one buffer keep sharing memory when loaded); the structure goes, as JSON, in the file's metadata
+(``minitorch_ln.structure``; the codec is :mod:`minitorch_ln.interop.checkpoint_tree`). Loading
+parses JSON and arrays only: it never executes code, whatever the file holds.
+
+A flat state dict of distinct tensors is stored under its own names, so
+``safetensors.torch.load_file(path)`` reads it into PyTorch tensors and a model trained here moves
+to PyTorch with ``torch_model.load_state_dict(load_file(path))`` (nested checkpoints name their
+tensors by path, ``"model/lm_head.weight"``; a tied weight is stored under its first name only).
+Files written before the structure existed (flat state dicts) still load.
+
+``torch.save`` files are not read: they are zip archives (or, before PyTorch 1.6, raw streams)
+holding a pickle, and unpickling can run arbitrary code. :func:`load` recognises them and says how
+to convert one in PyTorch (``safetensors.torch.save_file``).
 
 Writes are atomic: the bytes go to a temporary file in the destination's directory, are flushed to
 disk, and only then renamed over the destination (``os.replace``, atomic on POSIX and Windows). A
@@ -30,7 +43,13 @@ __all__ = ["save", "load", "load_metadata", "SerializationError", "atomic_write_
            "atomic_write_json"]
 
 _HASH_KEY = "minitorch_ln.sha256"
+_STRUCT_KEY = "minitorch_ln.structure"
 _FORMAT_KEY = "format"
+_TORCH_HINT = (
+    "minitorch_ln never unpickles (unpickling can execute arbitrary code), so it cannot read torch.save "
+    "files; convert it in PyTorch: `from safetensors.torch import save_file; "
+    "save_file(torch.load(path, map_location='cpu'), 'model.safetensors')` for a state dict"
+)
 
 
 class SerializationError(ValueError):
@@ -98,81 +117,106 @@ def atomic_write_json(path, obj) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _tensor_digest(arrays: "Mapping[str, np.ndarray]") -> str:
-    """SHA-256 over every tensor's name, dtype, shape and bytes, in name order."""
+def _tensor_digest(arrays: "Mapping[str, np.ndarray]", structure: "str | None" = None) -> str:
+    """SHA-256 over every tensor's name, dtype, shape and bytes, in name order (then the structure's JSON)."""
     h = hashlib.sha256()
     for name in sorted(arrays):
         a = arrays[name]
         h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
         h.update(a.tobytes())
+    if structure is not None:
+        h.update(b"\0structure\0" + structure.encode("utf-8"))
     return h.hexdigest()
 
 
-def _to_numpy(name, value) -> np.ndarray:
-    if isinstance(value, Tensor):
-        value = value.array
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a PyTorch tensor
-        value = value.detach().cpu().numpy()
-    if not hasattr(value, "dtype") or not hasattr(value, "shape"):
-        raise SerializationError(
-            f"cannot save {name!r}: expected a Tensor or an array, got {type(value).__name__}"
-        )
-    arr = backend.to_device(value, "cpu")
-    arr = np.asarray(arr, order="C")  # not ascontiguousarray, which turns a 0-d array into shape (1,)
-    if arr.dtype.kind not in "biuf":
-        raise SerializationError(f"cannot save {name!r}: dtype {arr.dtype} is not a number type safetensors stores")
-    return arr
+def _is_file(f) -> bool:
+    return not isinstance(f, (str, bytes, os.PathLike)) and (hasattr(f, "write") or hasattr(f, "read"))
 
 
-def save(obj, path, metadata: "Mapping[str, str] | None" = None) -> None:
-    """Save a state dict (``{name: Tensor or array}``) to ``path`` as safetensors, atomically.
+def _is_bare_array(v) -> bool:
+    return isinstance(v, np.ndarray) or type(v).__module__.startswith("cupy")
+
+
+def _is_state_dict(obj) -> bool:
+    return isinstance(obj, Mapping) and all(
+        isinstance(k, str) and (isinstance(v, Tensor) or _is_bare_array(v)) for k, v in obj.items())
+
+
+def save(obj, f, metadata: "Mapping[str, str] | None" = None, pickle_module=None, pickle_protocol=None,
+         **_ignored) -> None:
+    """Save ``obj`` (any nesting of dicts, lists, tuples, Tensors, arrays, numbers, str, bool, None) to ``f``.
 
     Args:
-        obj: a mapping from ``str`` names to :class:`Tensor` (any device), NumPy/CuPy arrays or
-            PyTorch tensors. Tied entries (one array under two names) are stored twice.
-        path: the destination file (conventionally ``*.safetensors``); its directory must exist.
+        obj: e.g. ``model.state_dict()`` or ``{'model': ..., 'optimizer': opt.state_dict(), 'iter_num': 5}``.
+            Dict keys may be str, int, float, bool, None or tuples of those; ``OrderedDict`` is kept.
+            NumPy arrays load as NumPy arrays, except in a flat ``{str: Tensor or array}`` state
+            dict, which loads as ``{str: Tensor}`` (the contract of the earlier ``save``).
+            Tensors keep dtype, shape, device, ``requires_grad`` and ``Parameter``-ness; the same
+            Tensor/array object saved twice, and arrays sharing memory, are stored once.
+        f: a path (written atomically: temporary file, fsync, rename) or a binary file object
+            (``f.write`` is called once), as ``torch.save``.
         metadata: optional ``{str: str}`` stored in the file's header.
+        pickle_module, pickle_protocol: accepted for ``torch.save`` compatibility and ignored
+            (there is no pickle).
 
     Raises:
-        SerializationError: when ``obj`` is not a mapping of str to tensors/arrays, or metadata is
-            not ``{str: str}``.
-        FileNotFoundError: when the destination directory does not exist.
-        OSError: when ``path`` cannot be written; the error names ``path``.
+        SerializationError: an object that cannot be saved (its place in ``obj`` and type named),
+            metadata that is not ``{str: str}``.
+        FileNotFoundError: the destination directory does not exist.
+        OSError: ``f`` cannot be written; the error names ``f``.
     """
     from safetensors.numpy import save as st_save  # noqa: PLC0415 - keeps `import minitorch_ln` light
 
-    if not isinstance(obj, Mapping):
-        raise SerializationError(
-            f"save expects a state dict (a mapping of names to tensors), got {type(obj).__name__}; "
-            "for a model, save model.state_dict()"
-        )
-    arrays = OrderedDict()
-    for name, value in obj.items():
-        if not isinstance(name, str):
-            raise SerializationError(f"state dict keys must be str, got {name!r} ({type(name).__name__})")
-        arrays[name] = _to_numpy(name, value)
+    from .interop.checkpoint_tree import TreeError, encode  # noqa: PLC0415
+
     meta = {}
     for k, v in (metadata or {}).items():
-        if not isinstance(k, str) or not isinstance(v, str):
-            raise SerializationError(f"metadata must map str to str, got {k!r}: {v!r}")
+        if not isinstance(k, str) or not isinstance(v, str) or k.startswith("minitorch_ln."):
+            raise SerializationError(f"metadata must map str to str (keys not starting 'minitorch_ln.'), "
+                                     f"got {k!r}: {v!r}")
         meta[k] = v
+    if _is_state_dict(obj):  # the old contract: a flat {str: Tensor or array} loads as {str: Tensor}
+        wrapped = [(k, Tensor._from_op(v) if _is_bare_array(v) else v) for k, v in obj.items()]
+        obj = OrderedDict(wrapped) if isinstance(obj, OrderedDict) else dict(wrapped)
+    try:
+        tree, arrays = encode(obj)
+    except TreeError as exc:
+        raise SerializationError(str(exc)) from None
+    except RecursionError:
+        raise SerializationError("cannot save obj: it is nested too deeply") from None
+    structure = json.dumps(tree, allow_nan=False, separators=(",", ":"))
     meta.setdefault(_FORMAT_KEY, "pt")  # transformers' convention; harmless elsewhere
-    meta[_HASH_KEY] = _tensor_digest(arrays)
-    atomic_write_bytes(path, st_save(dict(arrays), metadata=meta))
+    meta[_STRUCT_KEY] = structure
+    meta[_HASH_KEY] = _tensor_digest(arrays, structure)
+    data = st_save(dict(arrays), metadata=meta)
+    if _is_file(f):
+        f.write(data)
+    else:
+        atomic_write_bytes(f, data)
 
 
-def _read(path) -> bytes:
-    path = os.fspath(path)
+def _read(f) -> "tuple[bytes, str]":
+    if _is_file(f):
+        if not hasattr(f, "read"):
+            raise SerializationError(f"load expects a path or a readable binary file, got {type(f).__name__}")
+        raw = f.read()
+        if not isinstance(raw, (bytes, bytearray, memoryview)):
+            raise SerializationError("load expects a binary file (opened with 'rb'); read() returned text")
+        return bytes(raw), getattr(f, "name", f"<{type(f).__name__}>")
+    path = os.fspath(f)
     if not os.path.exists(path):
         raise FileNotFoundError(f"checkpoint file {path!r} does not exist")
     if os.path.isdir(path):
         raise SerializationError(f"{path!r} is a directory: expected a .safetensors file")
-    with open(path, "rb") as f:
-        return f.read()
+    with open(path, "rb") as fh:
+        return fh.read(), path
 
 
 def _header(raw: bytes, path) -> dict:
     """The JSON header of a safetensors file, checked against the file's length."""
+    if raw[:4] == b"PK\x03\x04" or raw[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
+        kind = "a zip archive, as torch.save writes" if raw[:2] == b"PK" else "a pickle, as old torch.save wrote"
+        raise SerializationError(f"{path!r} is {kind}, not a safetensors file: {_TORCH_HINT}")
     if len(raw) < 8:
         raise SerializationError(f"{path!r} is not a safetensors file: it has only {len(raw)} bytes")
     n = int.from_bytes(raw[:8], "little")
@@ -196,39 +240,99 @@ def load_metadata(path) -> dict:
     Raises:
         FileNotFoundError, SerializationError: as :func:`load`.
     """
-    header = _header(_read(path), os.fspath(path))
-    meta = header.get("__metadata__") or {}
+    raw, name = _read(path)
+    meta = _header(raw, name).get("__metadata__") or {}
     return dict(meta)
 
 
-def load(path, device=None) -> "OrderedDict[str, Tensor]":
-    """Load a safetensors file into ``{name: Tensor}`` (in the file's order of names).
+def _placement(map_location, name):
+    """``target(saved_device: str) -> Device`` for ``map_location`` (None, str, Device, dict or callable)."""
+    if callable(map_location) and not isinstance(map_location, (str, backend.Device)):
+        return lambda saved: backend.device(saved)  # the callable is applied to each Tensor afterwards
+    if isinstance(map_location, Mapping):
+        table = {str(backend.device(k)): backend.device(v) for k, v in map_location.items()}
+        return lambda saved: table.get(str(backend.device(saved)), backend.device(saved))
+    if map_location is not None:
+        dev = backend.device(map_location)
+        return lambda saved: dev
+    return backend.device
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, device=None, **_ignored):
+    """Load what :func:`save` wrote (or any safetensors file) from a path or a binary file object.
 
     Args:
-        path: a safetensors file (from :func:`save`, ``safetensors.torch.save_file``, or elsewhere).
-        device: where the tensors go (default: the CPU).
+        f: a path or a readable binary file object.
+        map_location: where Tensors go, as ``torch.load``'s: ``None`` (the device each was saved
+            from), ``'cpu'``/``'cuda'``/``'cuda:1'``/a Device (all there), a dict mapping saved
+            devices to targets (``{'cuda:0': 'cpu'}``), or a callable ``fn(tensor, location)``
+            given each Tensor (on its saved device) and its saved device string, returning the
+            Tensor to use. NumPy arrays in the checkpoint stay NumPy arrays.
+        weights_only: accepted for ``torch.load`` compatibility. Loading is always "weights only":
+            the file holds JSON and arrays, and nothing in it is executed, whatever this says.
+        pickle_module, mmap: accepted and ignored (``mmap``: the file is read into memory).
+        device: the older name of ``map_location``.
+
+    Returns:
+        the saved object, with dict types (``dict``/``OrderedDict``), tuples and lists as saved.
+        A safetensors file without minitorch_ln's structure (written by PyTorch, or by an older
+        minitorch_ln) gives an ``OrderedDict`` of name to Tensor in the file's order.
 
     Raises:
-        FileNotFoundError: when ``path`` does not exist.
-        SerializationError: when the file is truncated, is not safetensors, or its tensors do not
-            match the checksum :func:`save` stored (the file was corrupted after it was written).
+        FileNotFoundError: ``f`` does not exist.
+        SerializationError: not a safetensors file (a ``torch.save`` file is named as such),
+            truncated, corrupt (the SHA-256 recorded at save time does not match), or a
+            structure that does not decode.
+        DeviceError: a Tensor saved on a GPU with no GPU here and no ``map_location``.
     """
     from safetensors.numpy import load as st_load  # noqa: PLC0415
 
-    raw = _read(path)
-    path = os.fspath(path)
-    header = _header(raw, path)
+    from .interop.checkpoint_tree import TreeError, decode  # noqa: PLC0415
+
+    raw, name = _read(f)
+    header = _header(raw, name)
     try:
         arrays = st_load(raw)
     except Exception as exc:  # safetensors raises its own SafetensorError for every malformed file
-        raise SerializationError(f"{path!r} is corrupt or truncated: safetensors could not read it ({exc})") from None
-    expected = (header.get("__metadata__") or {}).get(_HASH_KEY)
-    if expected is not None and _tensor_digest(arrays) != expected:
-        raise SerializationError(
-            f"{path!r} is corrupt: its tensors do not match the SHA-256 recorded when it was saved"
-        )
-    names = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
-    out = OrderedDict()
-    for name in names:
-        out[name] = Tensor(arrays[name].copy() if not arrays[name].flags.writeable else arrays[name], device=device)
-    return out
+        raise SerializationError(f"{name!r} is corrupt or truncated: safetensors could not read it ({exc})") from None
+    meta = header.get("__metadata__") or {}
+    structure = meta.get(_STRUCT_KEY)
+    expected = meta.get(_HASH_KEY)
+    if expected is not None and _tensor_digest(arrays, structure) != expected:
+        raise SerializationError(f"{name!r} is corrupt: its tensors do not match the SHA-256 recorded when it was saved")
+    arrays = {k: (a if a.flags.writeable else a.copy()) for k, a in arrays.items()}
+    if map_location is None:
+        map_location = device
+    target = _placement(map_location, name)
+
+    def where(node):
+        dev = target(node.get("device", "cpu"))
+        if dev.type == "cuda" and not backend.cuda_is_available():
+            raise backend.DeviceError(
+                f"{name!r} holds a tensor saved on {node.get('device', 'cpu')}, and no GPU is usable here; on a "
+                "CPU-only machine, load with map_location='cpu'")
+        return dev
+
+    def to_tensor(arr, node):
+        if node.get("parameter"):
+            from .nn.parameter import Parameter  # noqa: PLC0415
+
+            t = Parameter(Tensor._from_op(arr), requires_grad=bool(node.get("requires_grad")))
+        else:
+            t = Tensor._from_op(arr)
+            if node.get("requires_grad"):
+                t.requires_grad_(True)
+        if callable(map_location) and not isinstance(map_location, (str, backend.Device, Mapping)):
+            t = map_location(t, node.get("device", "cpu"))
+        return t
+
+    if structure is None:  # a plain safetensors file: {name: Tensor} in the file's order
+        names = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+        tree = OrderedDict((k, {"__tensor__": k}) for k in names)
+        return OrderedDict((k, decode(v, arrays, where, to_tensor)) for k, v in tree.items())
+    try:
+        return decode(json.loads(structure), arrays, where, to_tensor)
+    except (json.JSONDecodeError, TreeError, KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, backend.DeviceError):
+            raise
+        raise SerializationError(f"{name!r} is corrupt: its structure does not decode ({exc})") from None

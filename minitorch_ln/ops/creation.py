@@ -1,18 +1,21 @@
-"""Creation: ``zeros``, ``ones``, ``empty``, ``full``, ``eye``, ``arange``, ``rand``, ``randn``, ``randint`` and
-the ``*_like`` forms, with PyTorch's default dtypes (float32 for floats, int64 for integers).
+"""Creation: ``zeros``, ``ones``, ``empty``, ``full``, ``eye``, ``arange``, ``linspace``, ``logspace``, ``rand``,
+``randn``, ``randint`` and the ``*_like`` forms, ``from_numpy``/``as_tensor`` and ``Tensor.new_*``, with
+PyTorch's default dtypes (float32 for floats, int64 for integers).
 
-Random draws come from the device's seeded generator (``backend.generator``), so ``mt.manual_seed``
-makes them reproducible.
+Random draws come from ``generator=`` (a :class:`~minitorch_ln.ops.generator.Generator`) or else the
+device's seeded generator (``backend.generator``), so ``mt.manual_seed`` makes them reproducible.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from .generator import rng_for
 
 
 def _shape_arg(size) -> tuple:
@@ -74,35 +77,146 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _make(lambda xp, s, d: xp.arange(start, end, step, dtype=d), (), dtype, device, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform on [0, 1), drawn from the device's seeded generator."""
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform on [0, 1), drawn from ``generator`` or the device's seeded generator; float32 by default."""
     dev = backend.device(device)
-    return _make(
-        lambda xp, s, d: backend.generator(dev).random(s).astype(d), size, dtype, dev, requires_grad
-    )
+    rng = rng_for(generator, dev)
+    return _make(lambda xp, s, d: rng.random(s).astype(d), size, dtype, dev, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal, drawn from the device's seeded generator."""
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal, drawn from ``generator`` or the device's seeded generator; float32 by default."""
     dev = backend.device(device)
-    return _make(
-        lambda xp, s, d: backend.generator(dev).standard_normal(s).astype(d), size, dtype, dev, requires_grad
-    )
+    rng = rng_for(generator, dev)
+    return _make(lambda xp, s, d: rng.standard_normal(s).astype(d), size, dtype, dev, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
-    """Integers uniform on [low, high) (``randint(high, size=...)`` means low = 0); int64."""
+def _check_int_range(low, high, dt) -> None:
+    """PyTorch's checks of ``random_``'s bounds: ``from < to``, both inside the dtype's range."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if dt.kind in "iub":
+        info = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        name = {"b": "bool", "u": "unsigned char"}.get(dt.kind, str(dt))
+        if not info[0] <= low <= info[1]:
+            raise RuntimeError(f"from is out of bounds for {name}: expected {info[0]} <= from <= {info[1]}, got {low}")
+        if not info[0] <= high - 1 <= info[1]:
+            raise RuntimeError(f"to - 1 is out of bounds for {name}: expected {info[0]} <= to - 1 <= {info[1]}, "
+                               f"got {high - 1}")
+
+
+def _int_bound(v, what):
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"randint(): argument '{what}' must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniform on [low, high), as ``torch.randint(low=0, high, size)``; int64 by default.
+
+    Forms: ``randint(high, size)``, ``randint(low, high, size)``, with ``size`` a tuple (positional
+    or keyword); ``low``/``high`` may be keywords too.
+
+    Raises:
+        TypeError: no size, or a size that is not a tuple/list. RuntimeError: ``low >= high``, or a
+        bound outside ``dtype``'s range (PyTorch's messages).
+    """
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing the required argument 'size' (a tuple of ints)")
+        size = args.pop()
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"randint(): argument 'size' (position {len(args) + 1}) must be tuple of ints, "
+                            f"not {type(size).__name__}")
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    elif len(args) > 2:
+        raise TypeError(f"randint() takes at most 3 positional arguments (low, high, size), got {len(args) + 1}")
+    if high is None:
+        raise TypeError("randint() missing the required argument 'high'")
+    low = 0 if low is None else _int_bound(low, "low")
+    high = _int_bound(high, "high")
+    dt = backend.as_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    _check_int_range(low, high, dt)
+    dev = backend.device(device)
+    rng = rng_for(generator, dev)
+    return _make(lambda xp, s, d: rng.integers(low, high, size=s, dtype=np.int64).astype(d),
+                 (tuple(size),), dt, dev, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
+                 requires_grad=False) -> Tensor:
+    """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape, dtype and device."""
     if high is None:
         low, high = 0, low
-    dev = backend.device(device)
-    return _make(
-        lambda xp, s, d: backend.generator(dev).integers(low, high, size=s).astype(d),
-        (size,) if not isinstance(size, int) else ((size,),),
-        dtype,
-        dev,
-        False,
-        default=np.dtype(np.int64),
-    )
+    return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+def _ramp(start, end, steps, dtype, device, what):
+    """PyTorch's linspace arithmetic: the first half counts up from ``start``, the second down from ``end``."""
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor):
+            if v.numel() != 1:
+                raise RuntimeError(f"{what}(): argument '{name}' must be a number or a 0-d tensor, got shape "
+                                   f"{tuple(v.shape)}")
+    start, end = (float(v.item()) if isinstance(v, Tensor) else float(v) for v in (start, end))
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        raise TypeError(f"{what}(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    if dtype.kind != "f":  # as PyTorch: integer bounds first (linspace(2.5, -1.25, 9, dtype=int64) runs 2 .. -1)
+        start, end = float(math.trunc(start)), float(math.trunc(end))
+    xp, dev = _xp_for(device)
+    calc = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    idx = xp.arange(steps, dtype=calc)  # (steps,)
+    step = calc.type((end - start) / (steps - 1)) if steps > 1 else calc.type(0)
+    up = calc.type(start) + step * idx
+    down = calc.type(end) - step * (steps - 1 - idx)
+    return xp.where((idx < steps // 2) | (steps == 1), up, down), dev  # one step: start, as PyTorch
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive, shape ``(steps,)``.
+
+    float32 by default (also for integer bounds); an integer ``dtype`` truncates, as PyTorch.
+
+    Raises:
+        RuntimeError: ``steps < 0``. TypeError: a non-integer ``steps``.
+    """
+    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
+    ramp, dev = _ramp(start, end, steps, dt, device, "linspace")
+    return Tensor(_on(dev, lambda: ramp.astype(dt)), requires_grad=requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``base ** linspace(start, end, steps)``, shape ``(steps,)``; float32 by default (an integer ``dtype``
+    truncates ``start`` and ``end`` first, then the powers, as PyTorch).
+
+    Raises:
+        as :func:`linspace`.
+    """
+    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
+    ramp, dev = _ramp(start, end, steps, dt, device, "logspace")  # float64 for an integer dtype
+    calc = ramp.dtype.type
+    with np.errstate(over="ignore", invalid="ignore"):  # powers past an integer dtype wrap, as PyTorch's
+        return Tensor(_on(dev, lambda: (calc(base) ** ramp).astype(dt)), requires_grad=requires_grad)
+
+
+def _on(dev, fn):
+    if dev.type == "cuda":
+        with backend.cupy_or_error().cuda.Device(dev.index):
+            return fn()
+    return fn()
 
 
 def _like(fn, t, dtype, device, requires_grad, *args):
@@ -131,3 +245,104 @@ def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+# ==================================================================================================
+# From NumPy and other data, without copying where possible
+# ==================================================================================================
+
+
+def from_numpy(ndarray) -> Tensor:
+    """A CPU Tensor sharing ``ndarray``'s memory: writes through either show in both (``torch.from_numpy``).
+
+    Any non-negative strides are kept (no copy); an ``np.memmap`` is viewed as a plain ndarray (still
+    the same memory).
+
+    Raises:
+        TypeError: not an ndarray, or a dtype minitorch_ln has no tensor for (e.g. strings, uint16).
+        ValueError: negative strides or a non-native byte order (as PyTorch).
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
+    try:
+        backend.as_dtype(ndarray.dtype)
+    except TypeError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{ndarray.dtype.type.__name__}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a "
+                         "copy of your array with array.copy().)")
+    if type(ndarray) is not np.ndarray:
+        ndarray = ndarray.view(np.ndarray)
+    return Tensor._from_op(ndarray)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a Tensor, sharing memory when it can (``torch.as_tensor``).
+
+    A Tensor of the asked dtype and device is returned as it is; a NumPy array of the asked dtype
+    becomes a CPU Tensor sharing its memory (as :func:`from_numpy`); otherwise the data is copied
+    (lists, scalars, another dtype or device). A Tensor converted to another dtype/device keeps its
+    graph (the conversion is recorded, as PyTorch's).
+
+    Raises:
+        TypeError: an unsupported dtype or data.
+    """
+    dt = backend.as_dtype(dtype) if dtype is not None else None
+    if isinstance(data, Tensor):
+        out = data
+        if dt is not None and out.dtype != dt:
+            from .conversion import cast  # noqa: PLC0415
+
+            out = cast(out, dt)
+        if device is not None and out.device != backend.device(device):
+            out = out.to(device)
+        return out
+    if isinstance(data, np.ndarray) and (dt is None or data.dtype == dt) and data.dtype.isnative:
+        t = from_numpy(data) if all(s >= 0 for s in data.strides) else Tensor._from_op(data.copy())
+        return t if device is None or backend.device(device).type == "cpu" else t.to(device)
+    from ..tensor import tensor  # noqa: PLC0415
+
+    return tensor(data, dtype=dt, device=device)
+
+
+# Tensor.new_* (same dtype and device as the tensor unless given)
+
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    return full(tuple(size), fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A copy of ``data`` (detached when it is a Tensor), with this tensor's dtype and device by default."""
+    from ..tensor import tensor  # noqa: PLC0415
+
+    src = data.detach() if isinstance(data, Tensor) else data
+    return tensor(src, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+Tensor.new_zeros = _new_zeros
+Tensor.new_ones = _new_ones
+Tensor.new_empty = _new_empty
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
