@@ -1,7 +1,12 @@
-"""``minitorch_ln.linalg``: the norms of ``torch.linalg`` (``vector_norm``, ``matrix_norm``); the ops are in
-``ops/norms.py``."""
+"""``minitorch_ln.linalg``: the ``torch.linalg`` functions. The norms are in ``ops/norms.py``; inv and
+solve in ``ops/linalg_ops.py``; det, slogdet and the factorizations in ``ops/linalg_decomp.py``;
+cross in ``ops/products.py``."""
 
+from .ops.linalg_decomp import cholesky, det, eigh, eigvalsh, qr, slogdet, svd, svdvals
+from .ops.linalg_ops import LinAlgError, inv, solve
 from .ops.norms import linalg_matrix_norm as matrix_norm
 from .ops.norms import linalg_vector_norm as vector_norm
+from .ops.products import linalg_cross as cross
 
-__all__ = ["vector_norm", "matrix_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "qr", "slogdet",
+           "solve", "svd", "svdvals", "vector_norm"]
