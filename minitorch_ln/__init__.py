@@ -6,28 +6,31 @@ import numpy as _np
 
 from . import autograd, backend, kernels, ops
 from .autograd import enable_grad, no_grad
-from .backend import Device, cuda_is_available, device, manual_seed
-from .ops import (  # noqa: A004 - the public op functions (PyTorch's names), most also Tensor methods
-    abs, acos, acosh, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, add,
-    all, allclose, amax, amin, aminmax, any, arange, argmax, argmin, argsort, argwhere, asin, asinh, atan,
-    atan2, atanh, avg_pool1d, avg_pool2d, batch_norm, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
-    bitwise_right_shift, bitwise_xor, broadcast_to, bucketize, cat, ceil, celu, chunk, clamp, clone, conv1d,
-    conv2d, conv_transpose1d, conv_transpose2d, copysign, cos, cosh, count_nonzero, cross_entropy, cummax,
-    cummin, cumprod, cumsum,  dropout, elu, embedding, empty, empty_like, eq, equal, erf, erfc, erfinv,
-    exp, exp2, expand, expm1, eye, flatten, float_power, floor, floor_divide, fmax, fmin, fmod, frac, full,
-    full_like, gather, ge, gelu, glu, gt, hardshrink, hardsigmoid, hardswish, hardtanh, heaviside, hypot,
-    index_add, index_copy, index_fill, index_select, isclose, isfinite, isinf, isnan, isneginf, isposinf,
-    isreal, kthvalue, layer_norm, le, leaky_relu, lerp, linear, log, log10, log1p, log2, log_softmax,
-    logaddexp, logaddexp2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsigmoid,
-    logsumexp, lt, masked_fill, masked_scatter, masked_select, matmul, max, max_pool1d, max_pool2d, maximum,
-    mean, median, min, minimum, mish, mode, mse_loss, msort, mul, nan_to_num, nanmedian, ne, neg, nll_loss,
-    nonzero, norm, ones, ones_like, pad, permute, pow, prelu, prod, quantile, rand, rand_like, randint, randn,
-    randn_like, reciprocal, relu, relu6, remainder, reshape, rms_norm, round, rrelu, rsqrt,
-    scaled_dot_product_attention, scatter, scatter_add, scatter_reduce, searchsorted, selu, sgn, sigmoid, sign,
-    signbit, silu, sin, sinh, softmax, softmin, softplus, softshrink, softsign, sort, split, sqrt, square,
-    squeeze, stack, std, std_mean, sub, sum, take, take_along_dim, tan, tanh, tanhshrink, threshold, topk,
-    transpose, tril, triu, true_divide, trunc, unique, unsqueeze, var, var_mean, view, where, xlogy, zeros,
-    zeros_like,
+from .backend import Device, cuda_is_available, device
+from .ops.generator import manual_seed  # returns the default Generator, as torch.manual_seed
+from .ops import (  # noqa: A004 - the public op functions (PyTorch's torch.* names), most also Tensor methods
+    Generator, abs, acos, acosh, adaptive_avg_pool1d, adaptive_max_pool1d, add, addmm, all, allclose, amax,
+    amin, aminmax, any, arange, argmax, argmin, argsort, argwhere, as_tensor, asin, asinh, atan, atan2, atanh,
+    atleast_1d, atleast_2d, atleast_3d, avg_pool1d, baddbmm, bernoulli, bitwise_and, bitwise_left_shift,
+    bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, block_diag, bmm, broadcast_to, bucketize,
+    cartesian_prod, cat, cdist, ceil, celu, chunk, clamp, clone, column_stack, combinations, conv1d, conv2d,
+    copysign, cos, cosh, cosine_similarity, count_nonzero, cross, cummax, cummin, cumprod, cumsum,
+    default_generator, det, diag, diag_embed, diagflat, dot, dropout, dsplit, dstack, einsum, empty,
+    empty_like, eq, equal, erf, erfc, erfinv, exp, exp2, expand, expm1, eye, flatten, flip, fliplr, flipud,
+    float_power, floor, floor_divide, fmax, fmin, fmod, frac, from_numpy, full, full_like, gather, ge, ger, gt,
+    hardshrink, heaviside, hsplit, hstack, hypot, index_add, index_copy, index_fill, index_select,
+    initial_seed, inverse, isclose, isfinite, isinf, isnan, isneginf, isposinf, isreal, kron, kthvalue, le,
+    lerp, linspace, log, log10, log1p, log2, log_softmax, logaddexp, logaddexp2, logcumsumexp, logical_and,
+    logical_not, logical_or, logical_xor, logspace, logsumexp, lt, masked_fill, masked_scatter, masked_select,
+    matmul, max, max_pool1d, maximum, mean, median, meshgrid, min, minimum, mm, mode, msort, mul, multinomial,
+    mv, nan_to_num, nanmedian, ne, neg, nonzero, norm, normal, ones, ones_like, outer, pairwise_distance,
+    permute, poisson, pow, prelu, prod, quantile, rand, rand_like, randint, randint_like, randn, randn_like,
+    randperm, reciprocal, relu, remainder, repeat_interleave, reshape, roll, rot90, round, row_stack, rrelu,
+    rsqrt, scatter, scatter_add, scatter_reduce, searchsorted, seed, selu, sgn, sigmoid, sign, signbit, sin,
+    sinh, slogdet, softmax, sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, take,
+    take_along_dim, tan, tanh, tensor_split, tensordot, threshold, tile, topk, transpose, tril, tril_indices,
+    triu, triu_indices, true_divide, trunc, unique, unsqueeze, var, var_mean, vdot, view, vsplit, vstack,
+    where, xlogy, zeros, zeros_like,
 )
 from .ops import div_rounding as div  # div(a, b, rounding_mode=None), as torch.div
 from .ops import div_rounding as divide
@@ -40,5 +43,8 @@ float16 = half = _np.dtype(_np.float16)
 float32 = float = _np.dtype(_np.float32)  # noqa: A001
 float64 = double = _np.dtype(_np.float64)
 int32 = _np.dtype(_np.int32)
+int16 = short = _np.dtype(_np.int16)
+int8 = _np.dtype(_np.int8)
+uint8 = _np.dtype(_np.uint8)
 int64 = long = _np.dtype(_np.int64)
 bool = _np.dtype(_np.bool_)  # noqa: A001

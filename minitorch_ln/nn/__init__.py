@@ -9,7 +9,13 @@ from .activation_modules import (
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
+from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
+from .loss import (
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
+    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
+    SoftMarginLoss, TripletMarginLoss,
+)
 from .module import Module, StateDictError
 from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .parameter import Parameter

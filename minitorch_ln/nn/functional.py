@@ -8,6 +8,15 @@ from ..ops import (  # noqa: F401 - re-exported: the activations, with torch.nn.
     relu6, rrelu, selu, sigmoid, silu, softmin, softplus, softshrink, softsign, tanh, tanhshrink, threshold,
 )
 from ..ops.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401 - re-exported
+from ..ops.distance import cdist, cosine_similarity, normalize, pairwise_distance  # noqa: F401 - re-exported
+from ..ops.loss_margin import (  # noqa: F401 - re-exported
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, margin_ranking_loss, one_hot,
+    soft_margin_loss, triplet_margin_loss,
+)
+from ..ops.loss_regression import (  # noqa: F401 - re-exported
+    gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss,
+)
+from ..ops.loss import cross_entropy, mse_loss, nll_loss  # noqa: F401 - re-exported: PyTorch's argument order
 from ..ops.padding import pad  # noqa: F401 - re-exported
 from ..ops.pooling import (  # noqa: F401 - re-exported
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
@@ -67,21 +76,3 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """``x - logsumexp(x)`` along ``dim`` (after casting to ``dtype`` if given); same shape."""
     return ops.log_softmax(input if dtype is None else input.to(dtype), dim)
-
-
-def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,  # noqa: A002
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross entropy of logits ``(N, C)`` / ``(N, C, d1, ...)`` with class ids or probabilities (see ``ops``)."""
-    return ops.cross_entropy(input, target, weight=weight, ignore_index=ignore_index, reduction=reduction,
-                             label_smoothing=label_smoothing)
-
-
-def nll_loss(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,  # noqa: A002
-             reduction: str = "mean") -> Tensor:
-    """Negative log likelihood of log-probabilities ``(N, C)`` at class ids ``(N,)`` (see ``ops``)."""
-    return ops.nll_loss(input, target, weight=weight, ignore_index=ignore_index, reduction=reduction)
-
-
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Mean squared error ``(input - target)²`` reduced by ``"mean"``, ``"sum"`` or ``"none"``."""
-    return ops.mse_loss(input, target, reduction=reduction)

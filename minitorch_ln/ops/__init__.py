@@ -53,7 +53,26 @@ from .pooling import (
     max_pool1d, max_pool2d,
 )
 from .creation import (
-    arange, empty, empty_like, eye, full, full_like, ones, ones_like, rand, rand_like, randint, randn, randn_like,
-    zeros, zeros_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones, ones_like, rand,
+    rand_like, randint, randint_like, randn, randn_like, zeros, zeros_like,
 )
+from .generator import Generator, default_generator, initial_seed, manual_seed, seed
+from .random import bernoulli, multinomial, normal, poisson, randperm
+from .reorder import flip, fliplr, flipud, repeat_interleave, roll, rot90, tile
+from .stacking import (
+    atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, dsplit, dstack, hsplit, hstack, row_stack,
+    tensor_split, vsplit, vstack,
+)
+from .grids import cartesian_prod, combinations, diag, diag_embed, diagflat, meshgrid, tril_indices, triu_indices
+from .einsum import einsum
+from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, tensordot, vdot
+from .products import outer as ger
+from .linalg_ops import inv as inverse
+from .linalg_decomp import det, slogdet
+from .loss_regression import gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss
+from .loss_margin import (
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, margin_ranking_loss, one_hot,
+    soft_margin_loss, triplet_margin_loss,
+)
+from .distance import cdist, cosine_similarity, normalize, pairwise_distance
 from . import inplace, tensor_methods  # noqa: F401 - attach Tensor's methods
