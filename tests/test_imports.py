@@ -14,15 +14,15 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "minitorch_ln"
 
 # DESIGN.md's layers, lowest first; a module may import from its own layer and those before it.
 LAYERS = [
-    ("backend", ["backend", "errors", "_version"]),
+    ("backend", ["backend", "errors", "_version", "cuda"]),
     ("kernels", ["kernels"]),
     ("tensor + autograd", ["tensor", "autograd"]),
     ("ops", ["ops", "linalg"]),
     ("nn", ["nn"]),
-    ("optim", ["optim"]),
+    ("optim", ["optim", "amp"]),
     ("utils.data, io, interop", ["utils", "serialization", "interop"]),
     ("diagnostics", ["diagnostics"]),
-    ("apps", ["apps", "__main__"]),
+    ("apps", ["apps", "__main__", "run"]),
 ]
 LAYER_OF = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 

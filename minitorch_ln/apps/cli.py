@@ -276,9 +276,27 @@ def _add_graph(sub) -> None:
     register_graph_command(sub)
 
 
+# ------------------------------------------------------------------------------------------ run
+
+
+def _cmd_run(args) -> int:
+    from .run import run_script  # noqa: PLC0415
+
+    return run_script(args.script, args.args)
+
+
+def _add_run(sub) -> None:
+    p = sub.add_parser("run", help="run a PyTorch script on minitorch_ln (import torch gives minitorch_ln)",
+                       description="Run SCRIPT.py as `python SCRIPT.py args...` would, with `import torch` resolved "
+                                   "to minitorch_ln (docs/torch_compat.md); its exit status is the command's.")
+    p.add_argument("script", metavar="SCRIPT.py", help="the script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments, passed on as they are")
+    p.set_defaults(func=_cmd_run)
+
+
 # ------------------------------------------------------------------------------------------ parser
 
-SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph]
+SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph, _add_run]
 
 
 def build_parser() -> argparse.ArgumentParser:

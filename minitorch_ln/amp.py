@@ -1,0 +1,388 @@
+"""Mixed precision, as ``torch.amp``: ``autocast`` regions and ``GradScaler`` (dynamic loss scaling).
+
+**autocast: what it does here.** ``autocast(device_type, dtype=None, enabled=True)`` is a context
+manager and a decorator with PyTorch's arguments, defaults, validation and disabling rules
+(``enabled=False`` is a no-op everywhere; ``'cuda'`` without a GPU warns and disables itself, as
+PyTorch does; an unsupported CPU dtype warns and disables). Inside an enabled region
+:func:`is_autocast_enabled` and :func:`get_autocast_dtype` answer as PyTorch's do, but **no op
+casts its inputs yet**: every op computes in its input dtype (float32 for a float32 model), exactly
+as with ``enabled=False``, and the first such region warns once saying so. The numbers are those of
+a float32 run: more accurate, slower and larger than PyTorch's float16 ones, never silently
+different in kind. (PyTorch's CPU autocast uses bfloat16, which NumPy and CuPy lack, so there it
+could not be otherwise; on the GPU the op-level float16 casting is future work, and
+:data:`FLOAT16_OPS`/:data:`FLOAT32_OPS` list what it will follow.) ``bfloat16`` here is a named
+placeholder so that scripts may mention it; a tensor cannot be made with it.
+
+**GradScaler** is real: ``scale(loss)`` multiplies by the scale, ``unscale_(optimizer)`` divides
+the gradients in place and records whether any is inf/NaN, ``step`` skips the optimizer step when
+one was, and ``update`` grows the scale by ``growth_factor`` after ``growth_interval`` clean steps
+or backs it off by ``backoff_factor`` after a bad one (PyTorch's ``_amp_update_scale_``; the scale
+is kept in float32, as PyTorch's scale tensor). ``enabled=False`` passes everything through.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+import numpy as np
+
+from . import backend
+from .tensor import Tensor, tensor
+
+__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype", "bfloat16",
+           "CudaAutocast", "CudaGradScaler", "FLOAT16_OPS", "FLOAT32_OPS"]
+
+# PyTorch's CUDA autocast op lists (docs "Automatic Mixed Precision package", CUDA Ops that can
+# autocast to float16 / to float32), restricted to the ops minitorch_ln has.
+FLOAT16_OPS = ("matmul", "linear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu",
+               "scaled_dot_product_attention")
+FLOAT32_OPS = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal",
+               "rsqrt", "sinh", "tan", "pow", "softplus", "layer_norm", "group_norm", "norm", "cumsum", "cumprod",
+               "prod", "sum", "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "rms_norm")
+
+
+class _UnsupportedDtype:
+    """A dtype PyTorch has and minitorch_ln does not (NumPy has no bfloat16): scripts may name it
+    (``{'bfloat16': torch.bfloat16, ...}[dtype]``), making a tensor with it fails clearly."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name} (not supported by minitorch_ln: NumPy has no {self.name}; see docs/torch_compat.md)"
+
+
+bfloat16 = _UnsupportedDtype("bfloat16")
+
+
+class _AutocastState(threading.local):
+    """Per thread, as PyTorch's: {device_type: (enabled, dtype)}."""
+
+    def __init__(self):
+        self.regions = {}
+
+
+_state = _AutocastState()
+_DEFAULT_DTYPE = {"cpu": bfloat16, "cuda": np.dtype(np.float16)}
+_warned: set = set()
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether an enabled autocast region of ``device_type`` is active in this thread (ops do not cast
+    yet: see the module docstring)."""
+    return _state.regions.get(device_type, (False, None))[0]
+
+
+def get_autocast_dtype(device_type: str = "cuda"):
+    """The dtype of ``device_type``'s autocast regions: PyTorch's defaults (float16 on CUDA,
+    :data:`bfloat16` on the CPU) outside any region."""
+    enabled, dtype = _state.regions.get(device_type, (False, None))
+    return dtype if dtype is not None else _DEFAULT_DTYPE[device_type]
+
+
+def _as_autocast_dtype(dtype):
+    if dtype is None or isinstance(dtype, _UnsupportedDtype):
+        return dtype
+    return backend.as_dtype(dtype)
+
+
+class autocast:
+    """A mixed-precision region: ``with autocast("cuda"):`` or ``@autocast("cpu", enabled=False)``.
+
+    Args:
+        device_type: ``"cuda"`` or ``"cpu"``.
+        dtype: float16 (CUDA's default) or bfloat16 (the CPU's default, which minitorch_ln lacks).
+        enabled: ``False`` makes the region a no-op.
+        cache_enabled: accepted and ignored (there is no cast cache: nothing is cast).
+    Raises:
+        RuntimeError: an unknown ``device_type``, or ``dtype=bfloat16`` on CUDA (PyTorch's message
+            for a GPU without bfloat16; none has it here).
+        TypeError: ``enabled`` not a bool.
+    Warns:
+        UserWarning: ``"cuda"`` without a GPU, or a CPU dtype other than float16/bfloat16
+            (disabled, as PyTorch); once, the first enabled region (ops run in their input dtypes).
+    """
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if device_type not in ("cpu", "cuda"):
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}': "
+                               "minitorch_ln's autocast supports 'cpu' and 'cuda'")
+        if not isinstance(enabled, (bool, np.bool_)):
+            raise TypeError(f"autocast: enabled must be a bool, got {type(enabled).__name__}")
+        self.device = device_type
+        self.fast_dtype = _as_autocast_dtype(dtype) if dtype is not None else _DEFAULT_DTYPE[device_type]
+        self._enabled = bool(enabled)
+        self._dtype_arg, self._cache_enabled = dtype, cache_enabled
+        if not self._enabled:
+            return
+        if device_type == "cuda":
+            if not backend.cuda_is_available():
+                warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling",
+                              UserWarning, stacklevel=2)
+                self._enabled = False
+            elif self.fast_dtype is bfloat16:
+                raise RuntimeError("Current CUDA Device does not support bfloat16. Please switch dtype to float16.")
+            elif self.fast_dtype != np.float16:
+                warnings.warn("In CUDA autocast, but the target dtype is not supported. Disabling autocast.\n"
+                              "CUDA Autocast only supports dtype of torch.float16 here.", UserWarning, stacklevel=2)
+                self._enabled = False
+        elif not (self.fast_dtype is bfloat16 or self.fast_dtype == np.float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                          "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
+                          UserWarning, stacklevel=2)
+            self._enabled = False
+
+    def __enter__(self):
+        self._prev = _state.regions.get(self.device)
+        if self._enabled:
+            key = (self.device, repr(self.fast_dtype))
+            if key not in _warned:
+                _warned.add(key)
+                warnings.warn(
+                    f"autocast({self.device!r}, dtype={self.fast_dtype}) is accepted, but minitorch_ln casts no op "
+                    "yet: ops compute in their input dtypes (float32 for a float32 model), as with enabled=False. "
+                    "GradScaler still scales losses for real. See docs/torch_compat.md.", UserWarning, stacklevel=2)
+            _state.regions[self.device] = (True, self.fast_dtype)
+        else:  # a disabled region inside an enabled one switches it off, as in PyTorch
+            _state.regions[self.device] = (False, self.fast_dtype)
+        return self
+
+    def __exit__(self, *exc):
+        if self._prev is None:
+            _state.regions.pop(self.device, None)
+        else:
+            _state.regions[self.device] = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self).__new__(type(self)).__copy_from(self):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def __copy_from(self, other):  # a fresh region per call, so that recursion and threads nest correctly
+        self.__dict__.update({k: v for k, v in other.__dict__.items() if k != "_prev"})
+        return self
+
+
+class CudaAutocast(autocast):
+    """``torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True)``: deprecated in
+    PyTorch (a FutureWarning, as there) for ``autocast("cuda", ...)``."""
+
+    def __init__(self, enabled: bool = True, dtype=np.dtype(np.float16), cache_enabled: bool = True):
+        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+# ------------------------------------------------------------------------------------------ GradScaler
+
+_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+
+class GradScaler:
+    """Dynamic loss scaling (``torch.amp.GradScaler``), step for step as PyTorch's.
+
+    Typical use: ``scaler.scale(loss).backward(); scaler.step(opt); scaler.update()``, with
+    ``scaler.unscale_(opt)`` before gradient clipping.
+
+    Args:
+        device: ``"cuda"`` (default; without a GPU it warns and disables itself, as PyTorch) or ``"cpu"``.
+        init_scale: the first scale (``2**16``).
+        growth_factor: scale multiplier after ``growth_interval`` steps without inf/NaN (> 1).
+        backoff_factor: scale multiplier after a step with inf/NaN gradients (< 1).
+        growth_interval: clean steps between growths (a positive int).
+        enabled: ``False`` makes every method pass through (``scale`` returns its argument,
+            ``step`` calls ``optimizer.step()``, ``get_scale`` is 1.0, ``state_dict`` is ``{}``).
+    Raises:
+        ValueError: a factor or interval out of range (PyTorch asserts).
+    """
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"GradScaler: device must be 'cpu' or 'cuda', got {device!r}")
+        self._device, self._enabled = device, bool(enabled)
+        if self._enabled and device == "cuda" and not backend.cuda_is_available():
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                          UserWarning, stacklevel=2)
+            self._enabled = False
+        if not float(growth_factor) > 1.0:
+            raise ValueError(f"The growth factor must be > 1.0, got {growth_factor}")
+        if not float(backoff_factor) < 1.0:
+            raise ValueError(f"The backoff factor must be < 1.0, got {backoff_factor}")
+        if isinstance(growth_interval, bool) or not isinstance(growth_interval, (int, np.integer)) or growth_interval <= 0:
+            raise ValueError(f"growth_interval must be a positive int, got {growth_interval!r}")
+        self._init_scale = float(init_scale)
+        self._scale = None  # set by the first scale(), as PyTorch's lazily made tensor
+        self._growth_tracker = 0
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval = int(growth_interval)
+        self._per_optimizer = {}  # id(optimizer) -> {"stage": ..., "found_inf": bool}
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def _opt_state(self, optimizer) -> dict:
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY, "found_inf": None})
+
+    def scale(self, outputs):
+        """``outputs * scale`` (a Tensor, or a list/tuple of Tensors); the scale is a 0-d float32 tensor."""
+        if not self._enabled:
+            return outputs
+        if self._scale is None:
+            self._scale = float(np.float32(self._init_scale))
+        if isinstance(outputs, Tensor):
+            return outputs * tensor(self._scale, dtype=np.float32, device=outputs.device)
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        raise TypeError(f"outputs must be a Tensor or a list/tuple of Tensors, got {type(outputs).__name__}")
+
+    def unscale_(self, optimizer) -> None:
+        """Divide ``optimizer``'s gradients by the scale, in place, and record whether any is inf/NaN.
+
+        Raises:
+            RuntimeError: called twice since the last ``update()``, or after ``step()``.
+            ValueError: a float16 gradient (PyTorch's "Attempting to unscale FP16 gradients.").
+        """
+        if not self._enabled:
+            return
+        if self._scale is None:
+            raise RuntimeError("unscale_() called before scale(): there is no scale yet (scale the loss first)")
+        state = self._opt_state(optimizer)
+        if state["stage"] == _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stage"] == _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        inv_scale = np.float32(1.0 / np.float64(self._scale))  # PyTorch: scale.double().reciprocal().float()
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        if any(g.dtype == np.float16 for g in grads):
+            raise ValueError("Attempting to unscale FP16 gradients.")
+        found_inf = False
+        with np.errstate(over="ignore", invalid="ignore"):
+            for g in grads:
+                xp = backend.get_array_module(g.array)
+                found_inf = found_inf or not bool(xp.isfinite(g.array).all())
+                g.array *= g.array.dtype.type(inv_scale)
+                g._version[0] += 1
+        state["found_inf"], state["stage"] = found_inf, _UNSCALED
+
+    def step(self, optimizer, *args, **kwargs):
+        """Unscale (unless done) and call ``optimizer.step(*args, **kwargs)`` unless a gradient was
+        inf/NaN; returns what ``step`` returned, or None when skipped.
+
+        Raises:
+            RuntimeError: ``closure=`` (as PyTorch), or a second ``step`` since the last ``update()``.
+        """
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        state = self._opt_state(optimizer)
+        if state["stage"] == _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] == _READY:
+            self.unscale_(optimizer)
+        retval = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = _STEPPED
+        return retval
+
+    def update(self, new_scale=None) -> None:
+        """Grow or back off the scale from the inf/NaN checks since the last update (or set ``new_scale``).
+
+        Raises:
+            AssertionError: no ``scale()`` or no ``unscale_``/``step`` since the last update (as PyTorch).
+        """
+        if not self._enabled:
+            return
+        if self._scale is None:
+            raise AssertionError("Attempted update but _scale is None.  This may indicate your script did not use "
+                                 "scaler.scale(loss or outputs) earlier in the iteration.")
+        if new_scale is not None:
+            if isinstance(new_scale, Tensor):
+                if new_scale.numel() != 1 or new_scale.requires_grad:
+                    raise ValueError("new_scale should be a 1-element tensor with requires_grad=False.")
+                new_scale = new_scale.item()
+            self._scale = float(np.float32(new_scale))
+        else:
+            found = [s["found_inf"] for s in self._per_optimizer.values() if s["found_inf"] is not None]
+            if not found:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            if any(found):  # PyTorch's _amp_update_scale_
+                self._scale = float(np.float32(self._scale) * np.float32(self._backoff_factor))
+                self._growth_tracker = 0
+            elif self._growth_tracker + 1 == self._growth_interval:
+                with np.errstate(over="ignore"):
+                    grown = np.float32(self._scale) * np.float32(self._growth_factor)
+                self._scale = float(grown) if np.isfinite(grown) else self._scale
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+        self._per_optimizer = {}
+
+    def get_scale(self) -> float:
+        """The current scale as a Python float (1.0 when disabled)."""
+        if not self._enabled:
+            return 1.0
+        return self._init_scale if self._scale is None else self._scale
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        self._growth_factor = float(new_factor)
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        self._backoff_factor = float(new_factor)
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        self._growth_interval = int(new_interval)
+
+    def state_dict(self) -> dict:
+        """``{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}`` ({} when disabled)."""
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore :meth:`state_dict`'s values (nothing when disabled).
+
+        Raises:
+            RuntimeError: an empty dict (saved from a disabled scaler), as PyTorch.
+        """
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        self._init_scale = float(state_dict["scale"])
+        self._scale = float(np.float32(state_dict["scale"]))
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+class CudaGradScaler(GradScaler):
+    """``torch.cuda.amp.GradScaler(init_scale, ...)``: the CUDA scaler without a ``device``
+    argument, deprecated in PyTorch (a FutureWarning, as there)."""
+
+    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True):
+        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)

@@ -1,0 +1,278 @@
+"""What the ``torch`` alias adds to minitorch_ln's own names: ``compile``, grad-mode switches, legacy
+constructors, ``device``, the ``backends`` flags and the ``distributed`` stubs.
+
+Each is small and says in its docstring what it does here; :mod:`.torch_alias` puts them into the
+``torch.*`` namespaces. Nothing here is imported by minitorch_ln itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+import numpy as np
+
+from .. import backend
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import set_grad_enabled as _set_grad_enabled
+from ..nn.module import Module
+from ..ops.creation import empty
+from ..tensor import Tensor, tensor
+
+DOC = "docs/torch_compat.md"
+
+
+# ------------------------------------------------------------------------------------------ compile
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,  # noqa: A001
+            disable=False, **kwargs):
+    """``torch.compile``: returns ``model`` itself; there is no compiler (minitorch_ln runs eagerly).
+
+    A Module gets ``_orig_mod`` pointing to itself, so code written for PyTorch's wrapper
+    (``model._orig_mod``) works; unlike PyTorch's wrapper, ``state_dict()`` keys carry no
+    ``_orig_mod.`` prefix. Used bare (``@torch.compile``) or with options
+    (``@torch.compile(mode="max-autotune")``) it is a decorator that returns the function. Every
+    option is accepted and ignored.
+    """
+    if model is None:
+        return lambda fn: compile(fn)
+    if not callable(model):
+        raise RuntimeError(f"torch.compile: expected a Module or a callable, got {type(model).__name__}")
+    if isinstance(model, Module):
+        object.__setattr__(model, "_orig_mod", model)  # not a submodule: no cycle in modules()
+    return model
+
+
+# ------------------------------------------------------------------------------------------ grad modes
+
+
+class set_grad_enabled:
+    """``torch.set_grad_enabled(mode)``: switches graph recording at once; used as a context manager
+    (or decorator) it restores the previous mode on exit, as PyTorch's."""
+
+    def __init__(self, mode: bool):
+        if not isinstance(mode, (bool, np.bool_)):
+            raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
+        self.mode, self.prev = bool(mode), is_grad_enabled()
+        _set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _set_grad_enabled(self.prev)
+        return False
+
+    def __call__(self, fn):
+        _set_grad_enabled(self.prev)  # as a decorator it must not switch now
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(self.mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def __repr__(self) -> str:
+        return f"torch.set_grad_enabled(mode={self.mode})"
+
+
+class inference_mode:
+    """``torch.inference_mode(mode=True)``: here the same as ``no_grad`` (results record no graph;
+    there are no separate "inference tensors"). ``mode=False`` changes nothing. Works as a context
+    manager and as a decorator, with or without parentheses."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # @torch.inference_mode without parentheses
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self._ctx = no_grad() if self.mode else None
+        if self._ctx is not None:
+            self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self.mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted and recorded; changes nothing: float32 matrix products here are NumPy's/CuPy's float32
+    (CuPy uses TF32 only when the ``CUPY_TF32=1`` environment variable is set before it starts).
+
+    Raises ValueError for a name other than ``"highest"``, ``"high"``, ``"medium"`` (PyTorch only warns).
+    """
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"{precision!r} is not one of 'highest', 'high', or 'medium'")
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
+
+
+def manual_seed(seed):
+    """``torch.manual_seed``: reseed every device's global stream; returns the default generator."""
+    gen = _generator_module()
+    if gen is not None:
+        return gen.manual_seed(seed)
+    backend.manual_seed(seed)
+    return None
+
+
+def _generator_module():
+    """``minitorch_ln.ops.generator`` (Generator, default_generator) where this build has it."""
+    try:
+        return importlib.import_module("minitorch_ln.ops.generator")
+    except ImportError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------ legacy constructors
+
+
+class _LegacyMeta(type):
+    """``torch.FloatTensor`` and friends: a call builds a tensor of the class's dtype, and
+    ``isinstance(t, torch.FloatTensor)`` checks a CPU tensor's dtype, as in PyTorch."""
+
+    def __call__(cls, *args, device=None):
+        if not args:
+            return empty(0, dtype=cls.dtype, device=device)
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return empty(*args, dtype=cls.dtype, device=device)  # FloatTensor(2, 3): uninitialised, as PyTorch
+        if len(args) == 1:
+            return tensor(args[0], dtype=cls.dtype, device=device)
+        raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of data, got "
+                        f"{', '.join(type(a).__name__ for a in args)}")
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype and obj.device.type == "cpu"
+
+
+def _legacy(name: str, dtype) -> type:
+    return _LegacyMeta(name, (), {"dtype": np.dtype(dtype), "__doc__": f"torch.{name}: a {np.dtype(dtype)} tensor "
+                                  f"from data (``{name}([1, 2])``) or uninitialised of a shape (``{name}(2, 3)``)."})
+
+
+LEGACY_CONSTRUCTORS = {
+    "FloatTensor": _legacy("FloatTensor", np.float32), "DoubleTensor": _legacy("DoubleTensor", np.float64),
+    "HalfTensor": _legacy("HalfTensor", np.float16), "LongTensor": _legacy("LongTensor", np.int64),
+    "IntTensor": _legacy("IntTensor", np.int32), "BoolTensor": _legacy("BoolTensor", np.bool_),
+    "ByteTensor": _legacy("ByteTensor", np.uint8),
+}
+
+
+# ------------------------------------------------------------------------------------------ device
+
+
+class _DeviceMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, backend.Device)
+
+
+class device(backend.Device, metaclass=_DeviceMeta):  # noqa: N801 - PyTorch's name
+    """``torch.device("cuda")``, ``torch.device("cuda", 1)``, ``torch.device("cpu")``: a
+    :class:`minitorch_ln.backend.Device`; ``isinstance(t.device, torch.device)`` holds."""
+
+    __slots__ = ()
+
+    def __init__(self, type, index=None):  # noqa: A002 - PyTorch's name
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        super().__init__(f"{type}:{index}" if index is not None else type)
+
+
+# ------------------------------------------------------------------------------------------ backends
+
+
+class _MatmulFlags:
+    """``torch.backends.cuda.matmul``: settable flags that change nothing here."""
+
+    def __init__(self):
+        self.allow_tf32 = False  #: no effect: CuPy's TF32 is the CUPY_TF32 environment variable
+        self.allow_fp16_reduced_precision_reduction = True  #: no effect (cuBLAS defaults)
+        self.allow_bf16_reduced_precision_reduction = True  #: no effect (no bfloat16 here)
+
+    def __repr__(self) -> str:
+        return f"torch.backends.cuda.matmul(allow_tf32={self.allow_tf32})"
+
+
+BACKENDS_CUDA = {
+    "__doc__": "torch.backends.cuda: `matmul.allow_tf32` and friends are accepted and settable; they do "
+               "nothing here (on the CPU nothing uses TF32; on a GPU CuPy reads CUPY_TF32 at start-up).",
+    "matmul": _MatmulFlags(),
+    "is_built": lambda: True,
+}
+
+BACKENDS_CUDNN = {
+    "__doc__": "torch.backends.cudnn: `benchmark`, `deterministic`, `allow_tf32` and `enabled` are settable "
+               "attributes with PyTorch's defaults and no effect: minitorch_ln calls no cuDNN (its GPU "
+               "convolutions are im2col + cuBLAS, deterministic; on the CPU there is nothing to tune).",
+    "benchmark": False, "deterministic": False, "allow_tf32": True, "enabled": True,
+    "is_available": lambda: False, "version": lambda: None,
+}
+
+BACKENDS_MPS = {"__doc__": "torch.backends.mps: no Apple GPU backend here.",
+                "is_available": lambda: False, "is_built": lambda: False}
+
+
+# ------------------------------------------------------------------------------------------ distributed
+
+
+def _no_distributed(name):
+    def fn(*args, **kwargs):
+        raise RuntimeError(f"torch.distributed.{name}: minitorch_ln has no distributed training (one process, one "
+                           f"device); run the script without torchrun/DDP (see {DOC})")
+    fn.__name__ = name
+    return fn
+
+
+def _not_initialized(name):
+    def fn(*args, **kwargs):
+        raise ValueError("Default process group has not been initialized, please make sure to call "
+                         "init_process_group.")
+    fn.__name__ = name
+    return fn
+
+
+DISTRIBUTED = {
+    "__doc__": "torch.distributed: is_available() and is_initialized() are False; init_process_group raises "
+               "(no distributed training here); the collectives raise PyTorch's 'not initialized' error.",
+    "is_available": lambda: False, "is_initialized": lambda: False,
+    "init_process_group": _no_distributed("init_process_group"),
+    "destroy_process_group": _not_initialized("destroy_process_group"),
+    **{n: _not_initialized(n) for n in ("get_rank", "get_world_size", "barrier", "all_reduce", "broadcast")},
+}
+
+
+class DistributedDataParallel:
+    """``torch.nn.parallel.DistributedDataParallel``: importable; building one raises (no distributed training)."""
+
+    def __init__(self, *args, **kwargs):
+        _no_distributed("DistributedDataParallel")()
+
+
+class DataParallel:
+    """``torch.nn.DataParallel``: importable; building one raises (one device per process here)."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"torch.nn.DataParallel: minitorch_ln runs a model on one device; use the model itself "
+                           f"(see {DOC})")
