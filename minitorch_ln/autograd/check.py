@@ -10,7 +10,16 @@ is only meaningful in float64 (float32 rounding at eps = 1e-6 is about 0.1). An 
 ``|analytical - numerical| > atol + rtol · |numerical|``.
 
 ``fast_mode=True`` checks ``uᵀ J v`` for random ``u`` and ``v`` instead (one backward, two forwards
-per input), which catches a wrong backward with probability 1 at a fraction of the cost.
+per input), which catches a wrong backward with probability 1 at a fraction of the cost; on a
+failure it then finds the first element ``j`` whose ``(uᵀJ)_j`` disagrees (two forwards per element)
+so that it names the element as the full check does.
+
+Inputs of any memory layout are checked: each logical element is perturbed in the input's own
+memory, through its strides (transposed, Fortran-ordered, sliced and view leaves), so ``fn`` sees the
+change. An input whose memory overlaps itself (a stride-0 ``broadcast_to``/``expand`` result), is
+read-only, or is shared with an independent input is perturbed in a private copy passed to ``fn``
+instead: that gives the derivative per logical element, which is what autograd's ``x.grad`` means
+(PyTorch's gradcheck refuses a stride-0 input instead; see ``jacobian.py``).
 
 ``precision_aware=True`` checks a float32/float16 backward as it runs: analytical Jacobian in the
 working dtype, numerical one in float64, and a tolerance *derived* per entry (see
@@ -32,8 +41,8 @@ from ..tensor import Tensor
 from .check_precision import precision_report
 from .engine import grad as autograd_grad
 from .function import AccumulateGrad
-from .jacobian import (GradcheckError, _analytical_jacobians, _as_tuple, _fd_target, _locate, _numerical_columns,
-                       _numerical_jacobian, _outputs, _to_numpy)
+from .jacobian import (GradcheckError, _analytical_jacobians, _as_tuple, _copy_note, _fd_target, _locate,
+                       _numerical_columns, _numerical_jacobian, _outputs, _to_numpy)
 
 # Set by minitorch_ln.diagnostics when it is imported (``import minitorch_ln`` does): draws the
 # Jacobians for ``heatmap=`` with matplotlib. The engine never imports the diagnostics.
@@ -115,6 +124,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             for the LayerNorm family, also which backward term disagrees (``.terms``).
         ValueError: no input requires grad, ``fn`` returns no floating point Tensor, or ``eps``,
             ``atol``, ``rtol`` are not finite (``eps > 0``, tolerances ``>= 0``).
+        GradcheckInputError (a ValueError and a RuntimeError): an input that must be perturbed in a
+            private copy shares its memory with another input computed from it (no correct way).
     """
     _check_tolerances(eps, atol, rtol)
     inputs = _as_tuple(inputs)
@@ -146,7 +157,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
                 jacobians[i] = (ana, num)
                 if not np.allclose(ana, num, atol=atol, rtol=rtol, equal_nan=False):
                     msg, worst = _failure_report(i, inputs[i], outputs, ana, num, atol, rtol)
-                    err = GradcheckError(msg, input_index=i, worst=worst)
+                    err = GradcheckError(msg + _copy_note(inputs, i), input_index=i, worst=worst)
                     _add_term_reports(err, outputs)
                     raise err
     except GradcheckError as err:
@@ -232,7 +243,8 @@ def _fast_check(fn, inputs, outputs, diff_idx, eps, atol, rtol):
             where, worst = _locate_fast_failure(fn, inputs, i, eps, atol, rtol, us_np, g_np)
             raise GradcheckError(
                 f"fast-mode gradient check failed for input {i} (shape {tuple(x.shape)}): "
-                f"uᵀJv analytical {ana:.10g} vs numerical {num:.10g} (abs err {abs(ana - num):.3g}); {where}",
+                f"uᵀJv analytical {ana:.10g} vs numerical {num:.10g} (abs err {abs(ana - num):.3g}); {where}"
+                + _copy_note(inputs, i),
                 input_index=i, worst=worst,
             )
 

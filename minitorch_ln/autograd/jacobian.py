@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import backend
@@ -106,7 +108,10 @@ def _shares_memory(a, b) -> bool:
 
 def _descends_from(y, x) -> bool:
     """Whether ``y``'s graph reaches ``x`` (``y`` was computed from ``x``)."""
-    target = x.grad_fn if x.grad_fn is not None else x._accumulator
+    target = x.grad_fn
+    if target is None:  # a leaf: its AccumulateGrad node (held weakly by the leaf, strongly by the graph)
+        target = x._accumulator
+        target = target() if isinstance(target, weakref.ref) else target
     if target is None or y.grad_fn is None:
         return False
     stack, seen = [y.grad_fn], set()
@@ -120,31 +125,47 @@ def _descends_from(y, x) -> bool:
     return False
 
 
-def _fd_target(inputs, i):
-    """``(inputs for fn, array to perturb)`` for the finite differences of input ``i``: in place where
-    that moves input ``i`` alone (with what is computed from it), else a private copy (see above)."""
+def _copy_reason(inputs, i):
+    """Why input ``i`` must be perturbed in a private copy (see above), or None for in place."""
     x = inputs[i]
     a = x.array
     reason = None
     if not getattr(a.flags, "writeable", True):
         reason = "is read-only"
     elif _self_overlaps(a):
-        reason = f"overlaps itself (strides {a.strides}, shape {tuple(a.shape)})"
+        reason = f"overlaps itself in memory (strides {a.strides})"
     downstream, upstream = [], []
     for k, y in enumerate(inputs):
         if isinstance(y, Tensor) and y is not x and _shares_memory(a, y.array):
             (downstream if _descends_from(y, x) else upstream).append(k)
     if upstream and reason is None:
         reason = f"shares memory with input {upstream[0]}, which is not computed from it"
-    if reason is None:
-        return inputs, a
-    if downstream:
+    if reason is not None and downstream:
         raise GradcheckInputError(
             f"gradcheck: input {i} (shape {tuple(x.shape)}) {reason}, so it must be perturbed in a private "
             f"copy, but input {downstream[0]} is computed from it and shares its memory, so it must be "
             "perturbed in place; pass inputs that do not share memory (.clone() them)"
         )
-    copy = Tensor._from_op(a.copy(), requires_grad=x.requires_grad)                # C-contiguous, writable
+    return reason
+
+
+def _copy_note(inputs, i) -> str:
+    """For a failure report: a reminder when input ``i`` was perturbed in a private copy."""
+    reason = _copy_reason(inputs, i)
+    if reason is None:
+        return ""
+    return (f"\n  note: input {i} {reason}, so the finite differences perturbed a private copy passed to fn; "
+            "if fn reads the original tensor some other way (a closure, a module's parameter), it never saw "
+            "the perturbation and the numerical column is 0")
+
+
+def _fd_target(inputs, i):
+    """``(inputs for fn, array to perturb)`` for the finite differences of input ``i``: in place where
+    that moves input ``i`` alone (with what is computed from it), else a private copy (see above)."""
+    x = inputs[i]
+    if _copy_reason(inputs, i) is None:
+        return inputs, x.array
+    copy = Tensor._from_op(x.array.copy(), requires_grad=x.requires_grad)          # C-contiguous, writable
     return tuple(copy if y is x else y for y in inputs), copy.array
 
 
