@@ -23,16 +23,29 @@ def _grads(parameters) -> list:
 
 
 def _vector_norm(xp, a, norm_type: float):
-    """The ``norm_type``-norm of ``a`` seen as one vector, in ``a``'s dtype, as a 0-d array."""
+    """The ``norm_type``-norm of ``a`` seen as one vector, as a 0-d array: float32 for float16 input
+    (float16 squares overflow from 256 on), else ``a``'s dtype.
+
+    ``Σ |a|^p`` is taken of ``|a|/m``, ``m`` the largest magnitude, and scaled back by ``m``: no
+    power overflows (float32 ``1e20²``) or underflows where the norm itself is representable.
+    """
+    acc = np.float32 if a.dtype == np.float16 else a.dtype
+    a = xp.abs(a).astype(acc, copy=False)
+    if a.size == 0:
+        return xp.zeros((), dtype=acc)
     if norm_type == math.inf:
-        return xp.abs(a).max() if a.size else xp.zeros((), dtype=a.dtype)
+        return a.max()
     if norm_type == -math.inf:
-        return xp.abs(a).min() if a.size else xp.zeros((), dtype=a.dtype)
+        return a.min()
     if norm_type == 0:
-        return xp.asarray((a != 0).sum(), dtype=a.dtype)
-    if norm_type == 2.0:
-        return xp.sqrt(xp.sum(a * a))
-    return xp.sum(xp.abs(a) ** norm_type) ** (1.0 / norm_type)
+        return xp.asarray((a != 0).sum(), dtype=acc)
+    with np.errstate(all="ignore"):
+        m = a.max()
+        m_safe = xp.where((m == 0) | ~xp.isfinite(m), 1, m).astype(acc)
+        r = a / m_safe
+        if norm_type == 2.0:
+            return (xp.sqrt(xp.sum(r * r)) * m_safe).astype(acc)
+        return (xp.sum(r**norm_type) ** (1.0 / norm_type) * m_safe).astype(acc)
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
@@ -40,13 +53,19 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
 
     PyTorch's formula (``torch.nn.utils.clip_grad_norm_``): ``total = ‖(‖g_1‖, ‖g_2‖, ...)‖``,
     ``coef = min(max_norm / (total + 1e-6), 1)``, ``g_i ← coef · g_i``. Parameters without a gradient
-    are skipped.
+    are skipped. Norms of float16 gradients accumulate in float32 and are scaled by the largest
+    magnitude, so ``[300, 400]`` in float16 has norm 500, not inf (which would zero the gradients).
+
+    Each ``p.grad`` keeps its identity but gets a new array: the scaling never writes into memory
+    the gradient may share with something else (the ``gradient=`` given to ``backward``, another
+    tensor's ``.grad``, a tensor saved for backward). Its version counter is bumped, as an in-place op's.
 
     Args:
         parameters: a Tensor or an iterable of Tensors (``model.parameters()``).
         norm_type: ``2.0`` (default), any positive float, or ``inf`` for the largest magnitude.
     Returns:
         The total norm before clipping, a 0-d Tensor (float32 ``0.`` when no parameter has a grad).
+        Deviation: for float16 gradients it is float32 (PyTorch returns float16, inf above 65504).
     Raises:
         RuntimeError: ``error_if_nonfinite`` and the total norm is NaN or infinite.
         ValueError: ``max_norm`` negative or NaN.
@@ -69,9 +88,12 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
             "so it cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
             "anyway, set `error_if_nonfinite=False`"
         )
-    clip_coef = xp.minimum(max_norm / (total_norm + 1e-6), 1.0)  # no `if`: avoids a GPU→CPU sync
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clip_coef = xp.minimum(max_norm / (total_norm + 1e-6), 1.0)  # no `if`: avoids a GPU→CPU sync
     for g in grads:
-        g.array *= backend.to_device(clip_coef, g.device).astype(g.dtype)
+        coef = backend.to_device(clip_coef, g.device)
+        # scaled in the coefficient's dtype (float32 for float16 grads), into a new array
+        g.array = (g.array * coef).astype(g.dtype, copy=False)
         g._version[0] += 1
     return Tensor._from_op(xp.asarray(total_norm))
 

@@ -92,20 +92,28 @@ def _softplus(x):
 
 
 class Tanh(Function):
+    """``tanh x``; ``tanh'(x) = 1 - tanh² x = sech² x = 4σ(2x)σ(-2x)``.
+
+    ``1 - y²`` cancels: for ``|x| > 9`` float32 rounds ``y`` to ±1 and the gradient to 0, where
+    ``sech² 9 = 6.1e-8``. ``4σ(2x)σ(-2x)`` has no subtraction, so it keeps full relative precision
+    down to the smallest floats (PyTorch uses ``1 - y²``: 0 there). ``x`` is saved, not ``y``.
+    """
+
     @staticmethod
     def forward(ctx, x):
-        y = get_array_module(x).tanh(x)
-        ctx.save_for_backward(y)
-        return y
+        ctx.save_for_backward(x)
+        return get_array_module(x).tanh(x)
 
     @staticmethod
     def backward(ctx, dy):
-        (y,) = ctx.saved_tensors
-        return dy * (1.0 - y * y)
+        (x,) = ctx.saved_tensors
+        x2 = x * 2.0
+        return dy * (4.0 * x2.sigmoid() * (-x2).sigmoid())
 
 
 def tanh(x: Tensor) -> Tensor:
-    """``tanh x``; ``dx = dy·(1 - y²)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
+    """``tanh x``; ``dx = dy·sech² x``, as ``4σ(2x)σ(-2x)`` (accurate where ``1 - y²`` cancels to 0).
+    Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "tanh")
     return Tanh.apply(x)
 
@@ -116,18 +124,21 @@ class Sigmoid(Function):
         xp = get_array_module(x)
         # 1/(1+exp(-x)) overflows exp for very negative x; this form never does.
         e = xp.exp(-xp.abs(x))
-        y = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
-        ctx.save_for_backward(y)
-        return y
+        ctx.save_for_backward(x)
+        return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dy):
-        (y,) = ctx.saved_tensors
-        return dy * y * (1.0 - y)
+        # σ'(x) = σ(x)(1 - σ(x)) = σ(x)σ(-x): 1 - σ(x) cancels to 0 for x > 17 in float32
+        # (σ'(20) = 2.1e-9); σ(-x) keeps full precision. x is saved, not y.
+        (x,) = ctx.saved_tensors
+        return dy * x.sigmoid() * (-x).sigmoid()
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·y(1 - y)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
+    """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·σ(x)σ(-x)``
+    (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``;
+    raises TypeError for integer tensors."""
     require_float(x, "sigmoid")
     return Sigmoid.apply(x)
 
@@ -168,7 +179,8 @@ class GELU(Function):
     def forward(ctx, x, approximate):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
-        return kernels.gelu_fwd(x, approximate)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return kernels.gelu_fwd(x, approximate)
 
     @staticmethod
     def backward(ctx, dy):
@@ -195,7 +207,8 @@ class GELUBackward(Function):
     def forward(ctx, dy, x, approximate):
         ctx.save_for_backward(dy, x)
         ctx.approximate = approximate
-        return kernels.gelu_bwd(dy, x, approximate)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return kernels.gelu_bwd(dy, x, approximate)
 
     @staticmethod
     def backward(ctx, ddx):

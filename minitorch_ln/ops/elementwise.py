@@ -11,16 +11,18 @@ of the broadcast shape, and :func:`unbroadcast` sums it back to the input's shap
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import OptionError
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
 from .conversion import cast
-from .shape import unbroadcast
+from .shape import broadcast_to, unbroadcast
 
 
 def _tensor(x, ref: Tensor | None = None) -> Tensor:
@@ -117,18 +119,25 @@ class Div(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # y.div_(2) must not save y
         ctx.shapes = (a.shape, b.shape)
-        return a / b
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            return a / b  # x/0 = ±inf, 0/0 = NaN, as PyTorch, without NumPy's warnings
 
     @staticmethod
     def backward(ctx, dy):
         a, b = ctx.saved_tensors
         da = unbroadcast(dy / b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
-        db = unbroadcast(-dy * a / (b * b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        # d(a/b)/db = -a/b², as (dy/b)·(a/b): never forms b·b, which overflows (b = 1e20) or
+        # underflows to 0 (b = 1e-30) in float32 where the gradient itself is finite
+        db = unbroadcast(-(dy / b) * (a / b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return da, db
 
 
 def div(a, b) -> Tensor:
-    """True division; integer operands give the default float dtype (as PyTorch)."""
+    """True division ``a / b``; ``da = dy/b``, ``db = -(dy/b)·(a/b)`` (never ``b²``, which overflows).
+
+    Integer operands give the default float dtype (as PyTorch); ``x/0`` is ``±inf`` and ``0/0`` NaN.
+    Raises ShapeError (a RuntimeError and a ValueError) naming both shapes when they do not broadcast.
+    """
     a, b = promote(a, b, "div")
     if a.dtype.kind != "f":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
@@ -158,7 +167,8 @@ class PowScalar(Function):
     def forward(ctx, x, p):
         ctx.save_for_backward(x)
         ctx.p = p
-        return x ** x.dtype.type(p) if x.dtype.kind == "f" else x**p
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):  # 0**-1 = inf
+            return x ** x.dtype.type(p) if x.dtype.kind == "f" else x**p
 
     @staticmethod
     def backward(ctx, dy):
@@ -170,30 +180,70 @@ class PowScalar(Function):
 
 
 class Pow(Function):
-    """``a ** b`` for tensors: d/da = b a^(b-1), d/db = a^b log a."""
+    """``a ** b`` for tensors: d/da = b a^(b-1), d/db = a^b log a.
+
+    At a base of 0 the formulas meet 0·inf: ``b·0^(b-1)`` at ``b = 0`` and ``0^b·log 0``. The limits
+    are taken instead (as PyTorch): ``d/da = 0`` at ``a = b = 0`` (``0^0 = 1`` is constant in ``a``),
+    and ``d/db = 0`` at ``a = 0, b >= 0`` (``0^b`` is 0 for every ``b > 0``). The exponent of the
+    first and the base of the second are swapped for harmless values there, not masked afterwards,
+    so the second derivatives stay finite too. A negative base has ``d/db = NaN`` (``a^b`` is not
+    real for non-integer ``b``); its ``d/da`` is the ordinary one for integer exponents.
+    """
 
     @staticmethod
     def forward(ctx, a, b):
-        y = a**b
-        ctx.save_for_backward(a, b, y)
-        return y
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            return a**b
 
     @staticmethod
     def backward(ctx, dy):
-        a, b, y = ctx.saved_tensors
-        da = unbroadcast(dy * b * pow(a, b - 1), a.shape) if ctx.needs_input_grad[0] else None
-        db = unbroadcast(dy * y * log(a), b.shape) if ctx.needs_input_grad[1] else None
+        a, b = ctx.saved_tensors
+        a, b = broadcast_to(a, dy.shape), broadcast_to(b, dy.shape)  # the masks below have dy's shape
+        zero = a == 0
+        da = db = None
+        if ctx.needs_input_grad[0]:
+            b_safe = b.masked_fill(zero & (b == 0), 1.0)  # 0·0^(-1) → 0·0^0 = 0
+            da = unbroadcast(dy * b * pow(a, b_safe - 1), ctx.shapes[0])
+        if ctx.needs_input_grad[1]:
+            a_safe = a.masked_fill(zero & (b >= 0), 1.0)  # 0^b·log 0 → 0^b·log 1 = 0
+            db = unbroadcast(dy * pow(a, b) * log(a_safe), ctx.shapes[1])
         return da, db
 
 
+def _check_int_exponent(a: Tensor, b) -> None:
+    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError."""
+    if a.dtype.kind in "biu" and np.asarray(b.array if isinstance(b, Tensor) else b).dtype.kind in "iu":
+        if bool((get_array_module(b.array).asarray(b.array) < 0).any() if isinstance(b, Tensor) else b < 0):
+            raise OptionError(f"pow: Integers to negative integer powers are not allowed (base {a.dtype}, "
+                              f"exponent {b.dtype if isinstance(b, Tensor) else b!r}); use a float base")
+
+
 def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
-    """``a ** b``. A numeric exponent keeps ``a``'s dtype; a tensor exponent is differentiated too."""
-    if isinstance(a, Tensor) and not isinstance(b, Tensor) and np.ndim(b) == 0:
-        if a.dtype.kind != "f" and float(b) != int(b):
+    """``a ** b``, elementwise and broadcast.
+
+    A number exponent: float bases keep their dtype; an integer base keeps its dtype with an
+    integer exponent and gives the default float dtype (float32) with a float one (``int ** 2.0``
+    is float32, as PyTorch); a bool base with an integer exponent gives int64. A tensor exponent
+    promotes with the base (:func:`promote`) and is differentiated too (see :class:`Pow`).
+
+    Raises:
+        RuntimeError (OptionError): an integer base with a negative integer exponent.
+        ShapeError: shapes that do not broadcast. TypeError: an operand that is not a Tensor or number.
+    """
+    if isinstance(a, Tensor) and not isinstance(b, Tensor) and np.ndim(b) == 0 and not isinstance(b, np.ndarray):
+        if isinstance(b, bool) or not isinstance(b, (numbers.Real, np.number)):
+            raise TypeError(f"pow: the exponent must be a number or a Tensor, got {type(b).__name__}")
+        if a.dtype.kind != "f" and np.asarray(b).dtype.kind == "f":  # int ** 2.0 -> float32
             a = cast(a, backend.default_float_dtype())
-        return PowScalar.apply(a, float(b) if a.dtype.kind == "f" else b)
+        elif a.dtype.kind == "b":  # bool ** 2 -> int64 (as PyTorch)
+            a = cast(a, np.int64)
+        _check_int_exponent(a, int(b) if a.dtype.kind != "f" else 0)
+        return PowScalar.apply(a, float(b) if a.dtype.kind == "f" else int(b))
     a, b = promote(a, b, "pow")
     broadcast_shape(a.shape, b.shape, "pow")
+    _check_int_exponent(a, b)
     return Pow.apply(a, b)
 
 
@@ -205,7 +255,8 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
-        y = get_array_module(x).exp(x)
+        with np.errstate(over="ignore", under="ignore"):  # exp(100) = inf in float32, as PyTorch
+            y = get_array_module(x).exp(x)
         ctx.save_for_backward(y)
         return y
 
@@ -231,7 +282,7 @@ class Log(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy / x
+        return dy / x  # ±inf at x = 0 (the sign of dy), as PyTorch
 
 
 def log(x: Tensor) -> Tensor:
@@ -251,11 +302,12 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return dy / (2.0 * y)
+        return dy / (2.0 * y)  # +inf at x = 0 (the one-sided derivative, as PyTorch), NaN below
 
 
 def sqrt(x: Tensor) -> Tensor:
-    """``√x``; ``dx = dy / (2√x)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
+    """``√x`` (NaN below 0); ``dx = dy / (2√x)``, +inf at 0 (as PyTorch). Same shape and dtype as
+    ``x``; raises TypeError for integer tensors."""
     require_float(x, "sqrt")
     return Sqrt.apply(x)
 
@@ -348,7 +400,8 @@ class Erf(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy * (2.0 / math.sqrt(math.pi)) * exp(-(x * x))
+        with np.errstate(over="ignore"):  # x² = inf for |x| > 1.8e19 in float32: e^(-inf) = 0, the limit
+            return dy * (2.0 / math.sqrt(math.pi)) * exp(-(x * x))
 
 
 def _erf(x):

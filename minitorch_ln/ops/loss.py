@@ -19,6 +19,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
+from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import require_float
 from .softmax import _fused_rows, _shifted, log_softmax, softmax
@@ -54,11 +55,11 @@ def _check_scores(input, target, op):
         raise TypeError(f"{op}: input and target must be Tensors, got {type(input).__name__} and {type(target).__name__}")
     require_float(input, op)
     if input.ndim == 0:
-        raise ValueError(f"{op}: input must have shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
+        raise ShapeError(f"{op}: input must have shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
     probs = target.dtype.kind == "f"
     if probs:
         if target.shape != input.shape:
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: class-probability targets must have the input's shape {tuple(input.shape)}, "
                 f"got {tuple(target.shape)}"
             )
@@ -67,11 +68,17 @@ def _check_scores(input, target, op):
     else:
         want = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
         if target.shape != want:
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: for input of shape {tuple(input.shape)} the class-index target must have shape "
                 f"{tuple(want)}, got {tuple(target.shape)}"
             )
     return probs
+
+
+def _grad_scale(xp, scale):
+    """The ``mean`` scale for gradients: 0 where ``1/Σw`` is inf (all targets ignored), so each row's
+    gradient is its weight (0) times it, not 0·inf (as PyTorch: the loss is NaN, the gradient 0)."""
+    return xp.where(xp.isfinite(scale), scale, 0).astype(scale.dtype, copy=False)
 
 
 def _class_targets(xp, target, weight, n_classes, ignore_index, reduction, dtype):
@@ -115,9 +122,11 @@ def _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_
                            (float("nan") if reduction == "mean" else 1.0), dtype=dtype)
     else:
         safe, keep, w, _, scale = _class_targets(xp, target, weight, n_classes, ignore_index, reduction, dtype)
+        scale = _grad_scale(xp, scale)  # NLLLoss.forward makes the NaN of an all-ignored mean itself
         onehot = (safe[..., None] == xp.arange(n_classes)).astype(dtype)  # (N, d..., C)
         a = ((1.0 - eps) * onehot * w + (eps / n_classes) * w) * keep[..., None].astype(dtype)
-    return (a * scale).astype(dtype, copy=False), (w * scale).astype(dtype, copy=False)
+    with np.errstate(invalid="ignore"):  # all targets ignored: 0·inf = NaN in the loss, as PyTorch
+        return (a * scale).astype(dtype, copy=False), (w * scale).astype(dtype, copy=False)
 
 
 class CrossEntropy(Function):
@@ -154,7 +163,8 @@ class CrossEntropy(Function):
         if eps:
             rows = rows + (eps / n_classes) * xp.where(keep, (logp * w).sum(-1), 0)
         ctx.safe, ctx.keep, ctx.w, ctx.wt, ctx.scale = safe, keep, w, wt, scale
-        return _reduce_rows(xp, -rows * scale, reduction, x)
+        with np.errstate(invalid="ignore"):  # all targets ignored: 0·inf = NaN, as PyTorch
+            return _reduce_rows(xp, -rows * scale, reduction, x)
 
     @staticmethod
     def backward(ctx, dy):
@@ -231,7 +241,7 @@ def _class_index_dx(ctx, dy):
     """First-order ``dx`` for class-index targets on arrays: ``p`` scaled per row, minus the target terms."""
     xp = get_array_module(dy)
     eps, n_classes = ctx.eps, ctx.n_classes
-    coef = dy * ctx.scale  # () or (N, d...)
+    coef = dy * _grad_scale(xp, ctx.scale)  # () or (N, d...)
     if ctx.reduction != "none" or ctx.ndim == 1:
         coef = xp.broadcast_to(coef, ctx.wt.shape)
     keep = ctx.keep.astype(ctx.p.dtype)  # (N, d...)
@@ -266,13 +276,20 @@ def _cross_entropy_fused_backward(ctx, dy, x, target):
     """``dx`` ``(N, C)`` from one kernel: ``dloss · (softmax(x) - (1-ε)·onehot - ε/C)``, 0 on ignored rows."""
     from ..kernels import cuda_softmax  # noqa: PLC0415
 
-    coef = (dy * ctx.scale).astype(ctx.lse.dtype)  # (N,) for "none", () for "mean"/"sum"
+    coef = (dy * _grad_scale(get_array_module(dy), ctx.scale)).astype(ctx.lse.dtype)  # (N,) for "none", () for "mean"/"sum"
     _, ignore_index, eps = ctx.args
     return cuda_softmax.cross_entropy_bwd(coef, x, target, ctx.lse, ignore_index, eps)
 
 
 def _reduce_rows(xp, rows, reduction, x):
+    """``rows`` (already scaled by the ``mean`` factor) summed, or as they are for ``none``.
+
+    A ``mean`` over no rows (an empty batch) is 0/0 = NaN, as PyTorch; so is a mean whose target
+    weights sum to 0 (all targets ignored), which the scale ``1/Σw = inf`` already gives.
+    """
     out = rows if reduction == "none" else rows.sum()
+    if reduction == "mean" and rows.size == 0:
+        out = np.nan
     if reduction == "none" and x.ndim == 1:
         out = out[0]
     return xp.asarray(out, dtype=x.dtype)
@@ -289,7 +306,7 @@ def _check_weight(weight, n_classes, input, op):
         return None
     if not isinstance(weight, Tensor) or weight.shape != (n_classes,):
         got = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
-        raise ValueError(f"{op}: weight must be a Tensor of shape ({n_classes},), one per class, got {got}")
+        raise ShapeError(f"{op}: weight must be a Tensor of shape ({n_classes},), one per class, got {got}")
     if weight.requires_grad and is_grad_enabled():
         raise NotImplementedError(f"{op}: gradients with respect to weight are not supported; pass weight.detach()")
     return weight.array.astype(input.dtype, copy=False)
@@ -318,7 +335,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 
     Raises:
         TypeError: integer logits, or a target that is neither integer nor float.
-        ValueError: shapes that do not fit (naming both), a bad ``reduction``/``label_smoothing``/``weight``.
+        ShapeError (a RuntimeError and a ValueError): shapes that do not fit (naming both), a ``weight``
+            not of shape ``(C,)``. ValueError: a bad ``reduction``/``label_smoothing``.
         IndexError: a target class outside ``[0, C)`` that is not ``ignore_index``.
     """
     if size_average is not None or reduce is not None:
@@ -344,7 +362,10 @@ class NLLLoss(Function):
                              x.dtype, False)
         rows = -(a * xp.where(a != 0, _class_last(x), 0)).sum(-1)  # (N, d...)
         ctx.a, ctx.ndim, ctx.reduction = a, x.ndim, reduction
-        return _reduce_rows(xp, rows, reduction, x)
+        out = _reduce_rows(xp, rows, reduction, x)
+        if reduction == "mean" and not bool(a.sum() != 0):  # Σ w[t] = 0 (all ignored): 0/0 = NaN, as PyTorch
+            out = xp.asarray(np.nan, dtype=x.dtype)
+        return out
 
     @staticmethod
     def backward(ctx, dy):
@@ -375,7 +396,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     """Mean squared error ``(input - target)²``, reduced by ``mean``, ``sum`` or not (``none``).
 
     ``input`` and ``target`` broadcast together (PyTorch warns when their shapes differ; so do we).
-    Raises ValueError for shapes that do not broadcast (naming both) or a bad ``reduction``.
+    ``mean`` of an empty input is NaN (0/0, as PyTorch); ``sum`` is 0. Squares that overflow give inf
+    (the true value does not fit either) without NumPy's warnings.
+
+    Raises ShapeError (a RuntimeError and a ValueError) for shapes that do not broadcast (naming
+    both), ValueError for a bad ``reduction``.
     """
     if size_average is not None or reduce is not None:
         raise ValueError("mse_loss: size_average and reduce are deprecated; use reduction=")
@@ -387,8 +412,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
             f"mse_loss: target shape {tuple(target.shape)} differs from input shape {tuple(input.shape)}; "
             "they will be broadcast, which is rarely intended", UserWarning, stacklevel=2,
         )
-    diff = input - target
-    sq = diff * diff
-    if reduction == "none":
-        return sq
-    return sq.mean() if reduction == "mean" else sq.sum()
+    with np.errstate(over="ignore"):
+        diff = input - target
+        sq = diff * diff
+        if reduction == "none":
+            return sq
+        return sq.mean() if reduction == "mean" else sq.sum()

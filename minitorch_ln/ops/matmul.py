@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import promote
 from .shape import unbroadcast
@@ -39,18 +40,19 @@ def matmul(a, b) -> Tensor:
     """Matrix product: ``(..., n, k) @ (..., k, m) -> (..., n, m)``, batch dims broadcast.
 
     Raises:
-        ValueError: when the inner sizes differ or the batch dims do not broadcast (naming both shapes).
+        ShapeError (a RuntimeError, as PyTorch's, and a ValueError): a 0-d operand, inner sizes that
+            differ, or batch dims that do not broadcast (naming both shapes).
     """
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         a, b = promote(a, b, "matmul")
     elif a.dtype != b.dtype:
         a, b = promote(a, b, "matmul")
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        raise ShapeError(f"matmul: both operands need at least 1 dimension, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     k_a = a.shape[-1]
     k_b = b.shape[-2] if b.ndim >= 2 else b.shape[0]
     if k_a != k_b:
-        raise ValueError(
+        raise ShapeError(
             f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
             f"({k_a} columns on the left, {k_b} rows on the right)"
         )
@@ -59,7 +61,7 @@ def matmul(a, b) -> Tensor:
 
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise ValueError(
+        raise ShapeError(
             f"matmul: the batch dimensions of shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast"
         ) from None
     a2 = unsqueeze(a, 0) if a.ndim == 1 else a
@@ -148,10 +150,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     against a transposed 2-D weight skips BLAS and is about ten times slower).
 
     Raises:
-        ValueError: when ``input``'s last dimension is not ``weight``'s second.
+        ShapeError (a RuntimeError and a ValueError): when ``input``'s last dimension is not ``weight``'s second.
     """
     if input.shape[-1:] != weight.shape[-1:]:
-        raise ValueError(
+        raise ShapeError(
             f"linear: input of shape {tuple(input.shape)} has {input.shape[-1] if input.ndim else 0} features, "
             f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[-1]}"
         )

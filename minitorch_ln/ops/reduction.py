@@ -14,8 +14,10 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims, require_float
+from .conversion import cast
 from .elementwise import exp
 from .indexing import GetItem
 from .selection import maximum, minimum, where
@@ -26,10 +28,25 @@ def _keepdim_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
+def _acc(dtype):
+    """The dtype a reduction accumulates in: float32 for float16 (as PyTorch), else the dtype itself."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _count(shape, axes) -> int:
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
 class Sum(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.in_shape, ctx.axes = x.shape, axes
+        if x.dtype == np.float16:  # accumulate in float32; only the total rounds (or overflows) to float16
+            with np.errstate(over="ignore"):
+                return x.sum(axis=axes, keepdims=keepdim, dtype=np.float32).astype(np.float16)
         return x.sum(axis=axes, keepdims=keepdim)
 
     @staticmethod
@@ -39,7 +56,8 @@ class Sum(Function):
 
 
 def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - PyTorch's name
-    """Sum over ``dim`` (an int, a tuple, or None for all). Integer and bool inputs sum to int64."""
+    """Sum over ``dim`` (an int, a tuple, or None for all). Integer and bool inputs sum to int64;
+    float16 accumulates in float32 (as PyTorch). The sum over an empty dim is 0."""
     axes = normalize_dims(dim, x.ndim, "sum")
     if x.dtype.kind in "bui":
         return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim).astype("int64"))
@@ -55,9 +73,9 @@ def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     if x.dtype.kind != "f":
         raise TypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; convert with .float() first")
     axes = normalize_dims(dim, x.ndim, "mean")
-    n = 1
-    for a in axes:
-        n *= x.shape[a]
+    n = _count(x.shape, axes)
+    if x.dtype == np.float16:  # the float32 sum is divided before it is rounded: no overflow on the way
+        return cast(mean(cast(x, np.float32), dim, keepdim), np.float16)
     return sum(x, dim, keepdim) * (1.0 / n) if n else sum(x, dim, keepdim) * float("nan")
 
 
@@ -78,11 +96,53 @@ def _correction(unbiased, correction, op) -> float:
     return 1.0 if unbiased else 0.0
 
 
+class Var(Function):
+    """``Σ (x - x̄)² / dof`` over ``axes``; ``dx = dy · 2 (x - x̄) / dof``.
+
+    The forward scales the deviations by their largest magnitude ``s`` first,
+    ``var = s · (Σ (c/s)² / dof) · s``, so that squares of 1e19 (float32) or 300 (float16) do not
+    overflow where the variance itself is finite; float16 works in float32 (as PyTorch).
+    """
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, dof):
+        xp = get_array_module(x)
+        ctx.save_for_backward(x)
+        ctx.axes, ctx.dof = axes, dof
+        a = x.astype(_acc(x.dtype), copy=False)
+        keep = _keepdim_shape(x.shape, axes)
+        with np.errstate(all="ignore"):
+            if _count(x.shape, axes) == 0:  # no elements: NaN (as PyTorch)
+                v = xp.full(keep, np.nan, dtype=a.dtype)
+            else:
+                n = _count(x.shape, axes)  # the mean as :func:`mean` (and the backward) forms it
+                c = a - a.sum(axis=axes, keepdims=True) * a.dtype.type(1.0 / n)  # (..., N, ...)
+                s = xp.abs(c).max(axis=axes, keepdims=True)  # (..., 1, ...)
+                s = xp.where((s == 0) | ~xp.isfinite(s), 1, s).astype(a.dtype, copy=False)
+                r = c / s
+                v = s * ((r * r).sum(axis=axes, keepdims=True) / a.dtype.type(builtins.max(dof, 0))) * s
+            v = v.astype(x.dtype)
+        return v if keepdim else v.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        dy = reshape(dy, _keepdim_shape(x.shape, ctx.axes))  # (..., 1, ...)
+        centered = x - mean(x, ctx.axes, keepdim=True)  # (..., N, ...)
+        # Σ centered is 0 only up to the rounding of the mean: project it out (as the chain rule
+        # through x - mean(x) does), so a constant input gets exactly 0, not rounding noise
+        centered = centered - mean(centered, ctx.axes, keepdim=True)
+        # no degrees of freedom: var is 0/0 or c/0, with no derivative (NaN; PyTorch: NaN or inf)
+        factor = 2.0 / ctx.dof if ctx.dof > 0 else float("nan")
+        return dy * centered * factor, None, None, None
+
+
 def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance ``Σ (x - mean)² / max(0, N - correction)`` over ``dim`` (``torch.var``).
 
     ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0. With no degrees
-    of freedom left (``N <= correction``) the result is NaN (or inf), as PyTorch.
+    of freedom left (``N <= correction``) the result is NaN (or inf), as PyTorch; over no elements
+    NaN. Computed without overflowing squares (see :class:`Var`), float16 in float32.
 
     Raises:
         TypeError: integer input. IndexError: ``dim`` out of range. ValueError: both
@@ -91,13 +151,7 @@ def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction
     require_float(x, "var")
     c = _correction(unbiased, correction, "var")
     axes = normalize_dims(dim, x.ndim, "var")
-    n = 1
-    for a in axes:
-        n *= x.shape[a]
-    centered = x - mean(x, axes, keepdim=True)  # (..., N, ...)
-    sq_sum = sum(centered * centered, axes, keepdim)
-    dof = n - c
-    return sq_sum * (1.0 / dof if dof > 0 else float("inf"))
+    return Var.apply(x, axes, keepdim, _count(x.shape, axes) - c)
 
 
 class _SqrtOfVar(Function):
@@ -105,7 +159,8 @@ class _SqrtOfVar(Function):
 
     @staticmethod
     def forward(ctx, v):
-        y = get_array_module(v).sqrt(v)
+        with np.errstate(invalid="ignore"):
+            y = get_array_module(v).sqrt(v)
         ctx.save_for_backward(y)
         return y
 
@@ -145,8 +200,11 @@ class AMax(Function):
 
 
 def _check_nonempty(x, axes, op):
+    """max/min of nothing has no value: an IndexError that is also a RuntimeError (PyTorch raises
+    IndexError with a dim and RuntimeError without one)."""
     if builtins.any(x.shape[a] == 0 for a in axes):
-        raise IndexError(f"{op}: cannot reduce over an empty dimension of shape {tuple(x.shape)}")
+        raise IndexOutOfRangeError(f"{op}: cannot reduce over an empty dimension of shape {tuple(x.shape)} (the "
+                                   "operation has no identity); give a dim whose size is not 0")
 
 
 def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -268,11 +326,15 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         xp = get_array_module(x)
-        m = x.max(axis=axes, keepdims=True)  # (..., 1, ...)
-        m = xp.where(xp.isinf(m), 0, m).astype(x.dtype, copy=False)  # all ±inf rows: shift by 0 (as PyTorch)
-        with np.errstate(divide="ignore"):
-            y = m + xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True))
-        y = y.astype(x.dtype, copy=False)
+        a = x.astype(_acc(x.dtype), copy=False)  # float16 in float32 (as PyTorch)
+        with np.errstate(all="ignore"):
+            if _count(x.shape, axes) == 0:  # log of the empty sum: -inf (as PyTorch)
+                y = xp.full(_keepdim_shape(x.shape, axes), -np.inf, dtype=a.dtype)
+            else:
+                m = a.max(axis=axes, keepdims=True)  # (..., 1, ...)
+                m = xp.where(xp.isinf(m), 0, m).astype(a.dtype, copy=False)  # all ±inf rows: shift by 0 (as PyTorch)
+                y = m + xp.log(xp.exp(a - m).sum(axis=axes, keepdims=True))
+            y = y.astype(x.dtype, copy=False)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
         if not keepdim:
             y = y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
@@ -283,11 +345,13 @@ class LogSumExp(Function):
     def backward(ctx, dy):
         x, y = ctx.saved_tensors
         shape = _keepdim_shape(ctx.in_shape, ctx.axes)
-        return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
+        with np.errstate(invalid="ignore"):  # inf - inf at an infinite entry: NaN (as PyTorch)
+            return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
 
 
 def logsumexp(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``).
+    """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
+    float32; ``-inf`` over an empty dim (as PyTorch).
 
     Raises TypeError for integer input and IndexError for ``dim`` out of range.
     """

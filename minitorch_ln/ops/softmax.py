@@ -30,13 +30,25 @@ from ._util import normalize_dim, require_float
 
 
 def _shifted(x, axis):
-    """``x - max(x)`` along ``axis`` and the sum of its exponentials; an all ``-inf`` row shifts by 0."""
+    """``x - max(x)`` along ``axis`` and the sum of its exponentials; an all ``-inf`` row shifts by 0.
+
+    ``z`` is -inf where the shift overflows (float16 logits 6e4 apart); an empty ``axis`` sums to 0.
+    """
     xp = get_array_module(x)
-    m = x.max(axis=axis, keepdims=True)  # (..., 1, ...)
-    m = xp.where(xp.isfinite(m), m, 0).astype(x.dtype, copy=False)
-    z = x - m
-    e = xp.exp(z)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if x.shape[axis] == 0:  # no entries to take a maximum of
+            m = xp.zeros(x.shape[:axis % x.ndim] + (1,) + x.shape[axis % x.ndim + 1:], dtype=x.dtype)
+        else:
+            m = x.max(axis=axis, keepdims=True)  # (..., 1, ...)
+            m = xp.where(xp.isfinite(m), m, 0).astype(x.dtype, copy=False)
+        z = x - m
+        e = xp.exp(z)
     return z, e, e.sum(axis=axis, keepdims=True)
+
+
+def _f32(x):
+    """float16 arrays as float32 (softmax and its backward compute in float32, as PyTorch)."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
 def _fused_rows(x, dim):
@@ -67,9 +79,12 @@ class SoftmaxBackward(Function):
         if fused is not None and dy.dtype == y.dtype:  # GPU: one kernel (kernels/cuda_softmax.py)
             C = y.shape[-1]
             return fused.softmax_bwd(xp.ascontiguousarray(dy).reshape(-1, C), y.reshape(-1, C), log=log).reshape(y.shape)
+        dy32, y32 = _f32(dy), _f32(y)
         if log:
-            return dy - xp.exp(y) * dy.sum(axis=dim, keepdims=True)
-        return y * (dy - (dy * y).sum(axis=dim, keepdims=True))
+            dx = dy32 - xp.exp(y32) * dy32.sum(axis=dim, keepdims=True)
+        else:
+            dx = y32 * (dy32 - (dy32 * y32).sum(axis=dim, keepdims=True))
+        return dx.astype(y.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, ddx):
@@ -88,8 +103,9 @@ class Softmax(Function):
         if fused is not None:  # GPU: one kernel (kernels/cuda_softmax.py), same numerics
             y = fused.softmax_fwd(x.reshape(-1, x.shape[-1])).reshape(x.shape)
         else:
-            _, e, s = _shifted(x, dim)
-            y = e / xp.where(s == 0, 1, s).astype(x.dtype, copy=False)
+            x32 = _f32(x)
+            _, e, s = _shifted(x32, dim)
+            y = (e / xp.where(s == 0, 1, s).astype(x32.dtype, copy=False)).astype(x.dtype, copy=False)
         ctx.save_for_backward(y)
         return y
 
@@ -121,10 +137,10 @@ class LogSoftmax(Function):
             y = fused.softmax_fwd(x.reshape(-1, x.shape[-1]), log=True).reshape(x.shape)
             ctx.save_for_backward(y)
             return y
-        z, _, s = _shifted(x, dim)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        z, _, s = _shifted(_f32(x), dim)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             y = z - xp.log(s)
-        y = xp.where(s == 0, -xp.inf, y).astype(x.dtype, copy=False)  # all -inf row: log 0
+            y = xp.where(s == 0, -xp.inf, y).astype(x.dtype, copy=False)  # all -inf row: log 0
         ctx.save_for_backward(y)
         return y
 

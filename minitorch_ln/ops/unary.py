@@ -198,7 +198,7 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return -dy * (y * y)  # d/dx 1/x = -1/x² = -y²
+        return -(dy * y) * y  # d/dx 1/x = -1/x² = -y², as (dy·y)·y: y² alone overflows (y = 1e20) where dy·y² need not
 
 
 def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
