@@ -9,11 +9,13 @@ forward and backward live side by side.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import backend
 from .autograd import function as _function_module
-from .autograd.function import AccumulateGrad
+from .autograd.function import AccumulateGrad, _sync_view
 
 
 class Tensor:
@@ -28,6 +30,12 @@ class Tensor:
         grad: a ``Tensor`` of the same shape once a backward pass reached this leaf, else ``None``.
         requires_grad: whether operations on this tensor are recorded for differentiation.
         grad_fn: the graph node that produced this tensor (``None`` for leaves).
+
+    A view (``x[0]``, ``x.T``, ``x.view(...)``, ``x.expand(...)``, ...) shares its base's memory and
+    version counter and keeps ``_base`` (the tensor owning the memory, never itself a view) and
+    ``_view_fn`` (base -> view, in Tensor ops). After an in-place change of the base or of another
+    of its views, the view's ``grad_fn`` is regenerated from the base's new history when it is next
+    read (``autograd/views.py``, docs/autograd.md).
     """
 
     __array_priority__ = 1000  # so that ndarray + Tensor calls Tensor.__radd__
@@ -35,21 +43,23 @@ class Tensor:
     # Defaults read until an instance sets its own: ``_from_op`` (run for every op result) then
     # sets only what differs per tensor.
     grad = None
-    grad_fn = None
+    _grad_fn = None
     _output_nr = 0
-    _accumulator = None
+    _accumulator_ref = None  # a weak reference to the leaf's AccumulateGrad node
+    _leaf_hooks = None  # {0: [hook, ...]} of a leaf, shared with its AccumulateGrad node
     _retains_grad = False
+    _retain_hook = None
     name = None
+    # views (autograd/views.py): the base, base -> view, the version the view's grad_fn was made at
+    _base = None
+    _view_fn = None
+    _view_version = 0
+    _view_no_grad = False  # made under no_grad: never given a history
+    _saved_output_nr = None  # set on the wrapper a node keeps of one of its saved outputs
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
         self.array = _to_array(data, dtype, device)
-        self.grad = None
-        self.grad_fn = None
-        self._output_nr = 0
         self._version = [0]  # a list, so that views can share their base's counter
-        self._accumulator = None
-        self._retains_grad = False
-        self.name = None
         if requires_grad:
             self.requires_grad_(True)
         else:
@@ -95,12 +105,24 @@ class Tensor:
         return backend.device_of(self.array)
 
     @property
+    def grad_fn(self):
+        if self._base is not None and self._view_version != self._version[0]:
+            _sync_view(self)
+        return self._grad_fn
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None and self._view_version != self._version[0]:
+            _sync_view(self)
         return self._requires_grad
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -121,9 +143,20 @@ class Tensor:
         return self
 
     def _get_accumulator(self) -> AccumulateGrad:
-        if self._accumulator is None:
-            self._accumulator = AccumulateGrad(self)
-        return self._accumulator
+        # Held weakly: the graph's nodes hold the AccumulateGrad (which holds this leaf), the leaf
+        # does not hold it back, so leaf and node form no reference cycle.
+        ref = self._accumulator_ref
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator_ref = weakref.ref(acc)
+        return acc
+
+    @property
+    def _accumulator(self):
+        """The leaf's live AccumulateGrad node, or None (when no graph holds one)."""
+        ref = self._accumulator_ref
+        return ref() if ref is not None else None
 
     def size(self, dim=None):
         return self.shape if dim is None else self.shape[dim]
@@ -165,7 +198,12 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
-        self.grad_fn = None
+        if self._base is not None:
+            raise RuntimeError(
+                "detach_() can't be called on a view (it would leave its base's history inconsistent); "
+                "use detach() instead"
+            )
+        self._grad_fn = None
         self._requires_grad = False
         return self
 
@@ -177,20 +215,23 @@ class Tensor:
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward.
+
+        The gradient kept is that of the tensor's latest version: after an in-place change the
+        hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on.
+        """
         if self.is_leaf or self._retains_grad:
             return
-        import weakref  # noqa: PLC0415
-
         ref = weakref.ref(self)
 
         def store(g):
             t = ref()
             if t is not None:
-                t.grad = g if t.grad is None else t.grad + g
+                t.grad = g.clone() if t.grad is None else t.grad + g
             return None
 
-        self.grad_fn.register_pre_hook(self._output_nr, store)
+        self._grad_fn.register_pre_hook(self._output_nr, store)
+        self._retain_hook = store
         self._retains_grad = True
 
     def register_hook(self, hook):
@@ -198,9 +239,14 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.is_leaf:
-            self._get_accumulator().register_pre_hook(0, hook)
+            if self._leaf_hooks is None:
+                self._leaf_hooks = {0: []}
+                acc = self._accumulator
+                if acc is not None:
+                    acc._pre_hooks = self._leaf_hooks
+            self._leaf_hooks[0].append(hook)
         else:
-            self.grad_fn.register_pre_hook(self._output_nr, hook)
+            self._grad_fn.register_pre_hook(self._output_nr, hook)
         return hook
 
     # ---------------------------------------------------------------- printing

@@ -5,14 +5,17 @@
    handed it its gradient (its count drops to zero), so a tensor used several times receives the
    *sum* of its gradients before its own backward runs. This order is a topological order, found
    with an explicit stack: a chain of 100,000 ops needs no recursion.
-3. Leaves add the gradient that reaches them into ``leaf.grad`` (:class:`AccumulateGrad`);
-   ``autograd.grad`` instead captures the gradients of the tensors it was asked about.
+3. Leaves add the gradient that reaches them into ``leaf.grad`` (:class:`AccumulateGrad`), in a
+   buffer of their own: never the caller's ``gradient=``, a retained gradient, another leaf's
+   gradient or a saved tensor; ``autograd.grad`` instead captures the gradients of the tensors it
+   was asked about.
 4. Unless ``retain_graph``, a node frees its saved tensors once it has run.
 """
 
 from __future__ import annotations
 
 from .. import backend
+from ..errors import ShapeError
 from . import function as _function
 from .anomaly import check_gradients
 from .function import AccumulateGrad, _anomaly, _edge
@@ -65,6 +68,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
     pending = {}
     roots = []
     for t, g in zip(tensors, grad_tensors):
+        t.requires_grad  # noqa: B018 - brings a view's history up to date first
         edge = _edge(t)
         if edge is None:
             raise RuntimeError(
@@ -80,7 +84,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
     deps = _collect_dependencies(roots)
     ready = [n for n in roots if deps.get(n, 0) == 0]
     captured = None if capture is None else [None] * (max(capture.values()) + 1 if capture else 0)
-    handed_out = {}  # id(array) -> array, arrays given to a leaf's .grad in this pass
 
     prev_mode = is_grad_enabled()
     set_grad_enabled(create_graph)
@@ -105,7 +108,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
 
             if isinstance(node, AccumulateGrad):
                 if capture is None and grads[0] is not None:
-                    _accumulate(node.leaf, grads[0], create_graph, handed_out)
+                    _accumulate(node.leaf, grads[0], create_graph)
                 continue
 
             if all(g is None for g in grads):
@@ -132,7 +135,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
                     g = _as_grad_tensor(g, None)
                     shape, dtype, _ = child.outputs_meta[idx]
                     if g.shape != shape:
-                        raise RuntimeError(
+                        raise ShapeError(
                             f"{node.name()} returned a gradient of shape {g.shape} for its input {i}, "
                             f"but that input has shape {shape}"
                         )
@@ -148,24 +151,26 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
     return captured
 
 
-def _accumulate(leaf, g, create_graph, handed_out):
+def _accumulate(leaf, g, create_graph):
+    """Add ``g`` into ``leaf.grad``; the first gradient stored is always a copy.
+
+    The array reaching a leaf may be the caller's ``gradient=`` (``y = x + 0`` passes it through),
+    a retained gradient, another leaf's (``a + b`` hands one gradient to both) or a saved tensor a
+    backward returned: storing it as it is would let ``clip_grad_norm_`` or ``zero_grad`` rewrite
+    that other tensor. One copy per leaf per backward is what PyTorch's AccumulateGrad does too
+    when it cannot prove the buffer is unshared.
+    """
     Tensor = _function.Tensor
 
-    if create_graph:
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
+    if create_graph:  # differentiable: the stored gradient keeps its history (Clone, or Add)
+        leaf.grad = g.clone() if leaf.grad is None else leaf.grad + g
         return
     data = g.array
     if leaf.grad is None:
-        # The same array may reach two leaves (``a + b`` hands one gradient to both) or be a view
-        # of another gradient: copy it then, so that distinct leaves never share a .grad buffer.
-        if data.base is not None or id(data) in handed_out:
-            data = data.copy()
-        handed_out[id(data)] = data
-        leaf.grad = Tensor._from_op(data, requires_grad=False)
+        leaf.grad = Tensor._from_op(data.copy(), requires_grad=False)
     else:
         xp = backend.get_array_module(data)
         leaf.grad.array = xp.add(leaf.grad.array, data)
-        handed_out[id(leaf.grad.array)] = leaf.grad.array
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
@@ -204,9 +209,12 @@ def _make_grads(outputs, grad_outputs):
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradient must be a Tensor, got {type(g).__name__}")
             if g.shape != out.shape:
-                raise RuntimeError(
-                    f"gradient has shape {tuple(g.shape)} but the output has shape {tuple(out.shape)}"
+                raise ShapeError(
+                    f"Mismatch in shape: gradient has shape {tuple(g.shape)} but the output has shape "
+                    f"{tuple(out.shape)}"
                 )
+            if g.dtype != out.dtype:  # as PyTorch: the seed takes its output's dtype
+                g = g.to(out.dtype)
         result.append(g)
     return tuple(result)
 
@@ -230,6 +238,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for pos, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs must be Tensors, got {type(t).__name__} at position {pos}")
+        t.requires_grad  # noqa: B018 - brings a view's history up to date first
         edge = _edge(t)
         if edge is None:
             raise RuntimeError(f"input {pos} (shape {tuple(t.shape)}) does not require grad")

@@ -22,8 +22,14 @@ a graph of its own, which is how higher-order gradients work.
 
 ``ctx.save_for_backward`` accepts arrays or Tensors. An array that *is* one of the inputs' or
 outputs' arrays is saved as that input or output Tensor, history included (so a second derivative
-sees it depends on the input); any other array is saved as a constant Tensor. Each saved Tensor's
-version is recorded: an in-place change before backward raises instead of giving a wrong gradient.
+sees it depends on the input); any other array is saved as a constant Tensor, sharing the version
+counter of the input or output whose memory it views, if any. Each saved Tensor's version is
+recorded: an in-place change before backward raises instead of giving a wrong gradient.
+
+An output is saved as its array and version counter only, never as the output Tensor (which holds
+this node as its ``grad_fn``): reading ``ctx.saved_tensors`` rebuilds a Tensor whose ``grad_fn`` is
+this node, as PyTorch's ``SavedVariable`` does. So no node holds its own output, and a graph that is
+never backwarded is freed by reference counting alone (no cycle for the cyclic GC to find).
 """
 
 from __future__ import annotations
@@ -86,13 +92,19 @@ class Node:
             return ()
         out = []
         for t, version in self._saved:
-            if t is not None and t._version[0] != version:
+            if t is None:
+                out.append(None)
+                continue
+            if t._version[0] != version:
                 raise RuntimeError(
                     f"one of the tensors needed by {self.name()} for its gradient has been modified by "
                     f"an in-place operation: it was saved at version {version} and is now at version "
                     f"{t._version[0]} (shape {tuple(t.shape)}). Use an out-of-place op instead "
                     "(x = x + y rather than x.add_(y))."
                 )
+            nr = t._saved_output_nr
+            if nr is not None:  # one of this node's outputs: rebuilt with this node as its grad_fn
+                t = _rebuild_output(t, self, nr)
             out.append(t)
         return tuple(out)
 
@@ -115,12 +127,17 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The node of a leaf tensor that requires grad: adds the incoming gradient to ``leaf.grad``."""
+    """The node of a leaf tensor that requires grad: adds the incoming gradient to ``leaf.grad``.
+
+    It holds its leaf; the leaf holds it only weakly (``leaf._accumulator``), so leaf and node form
+    no reference cycle. The leaf's hooks live on the leaf and are shared with each node made for it.
+    """
 
     def __init__(self, leaf):
         super().__init__(None)
         self.leaf = leaf
         self.outputs_meta = ((leaf.shape, leaf.dtype, leaf.device),)
+        self._pre_hooks = leaf._leaf_hooks
 
     def name(self) -> str:
         return "AccumulateGrad"
@@ -128,11 +145,46 @@ class AccumulateGrad(Node):
 
 def _edge(tensor):
     """The graph edge a gradient for ``tensor`` flows along, or None when it needs none."""
-    if not tensor.requires_grad:
+    if not tensor._requires_grad:
         return None
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
+    if tensor._grad_fn is not None:
+        return (tensor._grad_fn, tensor._output_nr)
     return (tensor._get_accumulator(), 0)
+
+
+def _sync_view(view) -> None:
+    """Bring a view's history up to date after an in-place change of its base or of another view.
+
+    The version counter moved since ``view``'s ``grad_fn`` was made, so its base may have a new
+    history: the view's ``grad_fn`` becomes that of the view redone on the base (PyTorch regenerates
+    a view's grad_fn the same way, lazily). Called only when the versions differ.
+    """
+    view._view_version = view._version[0]
+    base = view._base
+    if view._view_no_grad or not base._requires_grad:
+        return
+    prev = _grad_state.enabled
+    _grad_state.enabled = True
+    try:
+        fresh = view._view_fn(base)
+    finally:
+        _grad_state.enabled = prev
+    _set_history(view, fresh._grad_fn, fresh._output_nr)
+    view._requires_grad = True
+    view._view_version = view._version[0]
+
+
+def _set_history(tensor, node, output_nr) -> None:
+    """Make ``node`` the tensor's ``grad_fn``; a ``retain_grad`` hook moves with it (as in PyTorch)."""
+    hook = tensor._retain_hook
+    old = tensor._grad_fn
+    if hook is not None and old is not node:
+        hooks = (old._pre_hooks or {}).get(tensor._output_nr, []) if old is not None else []
+        if hook in hooks:
+            hooks.remove(hook)
+        if node is not None:
+            node.register_pre_hook(output_nr, hook)
+    tensor._grad_fn, tensor._output_nr = node, output_nr
 
 
 class Function:
@@ -155,6 +207,8 @@ class Function:
         any_needs, array_type, check_devices = False, None, False
         for a in args:
             if isinstance(a, Tensor):
+                if a._base is not None and a._view_version != a._version[0]:
+                    _sync_view(a)
                 d = a.array
                 raw.append(d)
                 needs.append(a._requires_grad)
@@ -192,7 +246,7 @@ class Function:
             ctx.next_edges = tuple([_edge(a) if isinstance(a, Tensor) else None for a in args])
             ctx.outputs_meta = tuple([(r.array.shape, r.array.dtype, _device(r.array)) for r in results])
             for i, r in enumerate(results):
-                r.grad_fn = ctx
+                r._grad_fn = ctx
                 r._output_nr = i
             if _anomaly["enabled"]:
                 _anomaly["record"](ctx, args, results)
@@ -214,16 +268,58 @@ def _check_same_device(cls, args):
 
 
 def _resolve_saved(item, args, raw, results):
-    """Map a saved array to the input/output Tensor that holds it (keeping its history)."""
+    """Map a saved array to the input/output Tensor that holds it (keeping its history).
+
+    An output is kept as a detached wrapper (its array and version counter) marked with its output
+    index, so that the node does not hold its own output; ``saved_tensors`` rebuilds it.
+    """
     if item is None:
         return (None, 0)
     if isinstance(item, Tensor):
+        for i, r in enumerate(results):
+            if item is r:
+                return (_stored_output(r, i), r._version[0])
         return (item, item._version[0])
     for a, r in zip(args, raw):
         if r is item and isinstance(a, Tensor):
             return (a, a._version[0])
-    for r in results:
+    for i, r in enumerate(results):
         if r.array is item:
-            return (r, r._version[0])
+            return (_stored_output(r, i), r._version[0])
     t = Tensor._from_op(item, requires_grad=False)
+    # an array that views an input's or output's memory changes with it: share that counter
+    owner = _memory_owner(item)
+    if owner is not item:
+        for a, r in zip(args, raw):
+            if isinstance(a, Tensor) and _memory_owner(r) is owner:
+                t._version = a._version
+                return (t, t._version[0])
+        for r in results:
+            if _memory_owner(r.array) is owner:
+                t._version = r._version
+                return (t, t._version[0])
     return (t, 0)
+
+
+def _memory_owner(array):
+    """The object that owns ``array``'s memory (NumPy and CuPy views keep it as ``.base``)."""
+    base = getattr(array, "base", None)
+    while base is not None:
+        array, base = base, getattr(base, "base", None)
+    return array
+
+
+def _stored_output(result, output_nr):
+    kept = Tensor._from_op(result.array, requires_grad=False)
+    kept._version = result._version
+    kept._saved_output_nr = output_nr
+    kept.name = result.name
+    return kept
+
+
+def _rebuild_output(kept, node, output_nr):
+    t = Tensor._from_op(kept.array, requires_grad=True)
+    t._version = kept._version
+    t._grad_fn = node
+    t._output_nr = output_nr
+    return t

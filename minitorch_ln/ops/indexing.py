@@ -2,8 +2,10 @@
 
 ``x[index]`` gathers; its backward is the adjoint, a scatter-*add* into zeros of ``x``'s shape, so
 an element picked twice (``x[[0, 0]]``) receives both gradients (``kernels.scatter.scatter_add``; a plain
-``dx[index] = dy`` would keep only one). Basic indexing (ints, slices, ``None``, ``...``) returns a
-view that shares ``x``'s version counter, as in PyTorch.
+``dx[index] = dy`` would keep only one). Basic indexing (ints, slices, ``None``, ``...``) and
+``split``/``chunk`` return views that share ``x``'s memory and version counter, as in PyTorch; an
+in-place op on them (``x[0].mul_(2)``, ``x[0][1] = v``) rewrites the base's history
+(``autograd/views.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.views import make_view
 from ..backend import get_array_module
+from ..errors import ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import normalize_dim, promote
@@ -126,6 +130,8 @@ class GetItem(Function):
     @staticmethod
     def forward(ctx, x, index, basic):
         ctx.in_shape, ctx.index, ctx.basic = x.shape, index, basic
+        if basic:  # a trailing ... keeps NumPy from returning a scalar copy for x[0] on 1-d x
+            return x[index + (Ellipsis,)]
         return x[index]
 
     @staticmethod
@@ -165,8 +171,8 @@ def getitem(x: Tensor, index) -> Tensor:
     """
     index, basic = _normalize_index(x, index)
     out = GetItem.apply(x, index, basic)
-    if basic and out.array.base is not None:
-        out._version = x._version
+    if basic:
+        make_view(out, x, lambda t: GetItem.apply(t, index, True))
     return out
 
 
@@ -201,11 +207,11 @@ def setitem_(x: Tensor, index, value) -> Tensor:
 
     ``value`` (a number or a Tensor) broadcasts to ``x[index]`` and is cast to ``x``'s dtype. When
     ``x`` is a view of another tensor, the data of that base changes too (and its version counter),
-    but only ``x``'s graph records the write.
+    and so does the base's history (CopySlices, ``autograd/views.py``).
 
     Raises:
-        RuntimeError: ``x`` is a leaf that requires grad (outside ``no_grad``).
-        ValueError: ``value`` does not broadcast to the shape of ``x[index]``.
+        RuntimeError: ``x`` is a leaf that requires grad, or a view of one (outside ``no_grad``).
+        ShapeError: ``value`` does not broadcast to the shape of ``x[index]``.
         IndexError, TypeError: as :func:`getitem`.
     """
     idx, _ = _normalize_index(x, index)
@@ -220,7 +226,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(
+        raise ShapeError(
             f"setitem: a value of shape {tuple(value.shape)} cannot be broadcast to the indexed shape "
             f"{tuple(target_shape)}"
         )
@@ -265,17 +271,18 @@ def _same_dtype(tensors, op):
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``: ``(a, n1, b)``, ``(a, n2, b)`` → ``(a, n1+n2, b)``.
 
-    Dtypes are promoted as for ``+``. Raises ValueError (empty list, different number of
-    dimensions or sizes off ``dim`` that differ, naming both shapes) and IndexError (``dim`` out of range).
+    Dtypes are promoted as for ``+``. Raises ValueError (empty list), ShapeError (different number
+    of dimensions or sizes off ``dim`` that differ, naming both shapes) and IndexError (``dim`` out
+    of range).
     """
     tensors = _same_dtype(tensors, "cat")
     ref = tensors[0]
     d = normalize_dim(dim, ref.ndim, "cat")
     if ref.ndim == 0:
-        raise ValueError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+        raise ShapeError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
     for i, t in enumerate(tensors[1:], 1):
         if t.ndim != ref.ndim or any(s != r for j, (s, r) in enumerate(zip(t.shape, ref.shape)) if j != d):
-            raise ValueError(
+            raise ShapeError(
                 f"cat: tensor {i} has shape {tuple(t.shape)}, which does not match tensor 0's shape "
                 f"{tuple(ref.shape)} in every dimension except dim {d}"
             )
@@ -287,13 +294,13 @@ def cat(tensors, dim: int = 0) -> Tensor:
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape ``S`` along a new dimension ``dim``: ``k`` tensors → ``S`` with ``k`` inserted.
 
-    Raises ValueError when the shapes differ (naming both) and IndexError for ``dim`` out of range.
+    Raises ShapeError when the shapes differ (naming both) and IndexError for ``dim`` out of range.
     """
     tensors = _same_dtype(tensors, "stack")
     ref = tensors[0]
     for i, t in enumerate(tensors[1:], 1):
         if t.shape != ref.shape:
-            raise ValueError(f"stack: tensor {i} has shape {tuple(t.shape)} but tensor 0 has {tuple(ref.shape)}")
+            raise ShapeError(f"stack: tensor {i} has shape {tuple(t.shape)} but tensor 0 has {tuple(ref.shape)}")
     if not isinstance(dim, numbers.Integral) or not -ref.ndim - 1 <= dim <= ref.ndim:
         raise IndexError(f"stack: dim {dim} is out of range for the result's {ref.ndim + 1} dimensions")
     d = dim % (ref.ndim + 1)
@@ -315,8 +322,10 @@ class Split(Function):
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Split along ``dim`` into pieces of ``split_size_or_sections`` (the last may be smaller) or of the listed sizes.
 
-    Returns a tuple of Tensors. Raises ValueError when listed sizes do not sum to the dimension's
-    size or a size is not positive.
+    Returns a tuple of Tensors, each a view of ``tensor`` (its memory and version counter; an
+    in-place op on a piece rewrites ``tensor``'s history, which PyTorch refuses but the math allows).
+    Raises ValueError when ``split_size`` is not positive and ShapeError when listed sizes do not
+    sum to the dimension's size.
     """
     d = normalize_dim(dim, tensor.ndim, "split")
     n = tensor.shape[d]
@@ -328,15 +337,18 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if any(s < 0 for s in sizes) or sum(sizes) != n:
-            raise ValueError(
+            raise ShapeError(
                 f"split: sizes {sizes} must be non-negative and sum to {n}, the size of dimension {d} of "
                 f"shape {tuple(tensor.shape)}"
             )
     if len(sizes) == 1:
         return (tensor,)
     pieces = Split.apply(tensor, sizes, d)
-    for p in pieces:  # the pieces are views of the input, as in PyTorch
-        p._version = tensor._version
+    start = 0
+    for p, size in zip(pieces, sizes):  # the pieces are views of the input, as in PyTorch
+        index = (slice(None),) * d + (slice(start, start + size),)
+        make_view(p, tensor, lambda t, index=index: GetItem.apply(t, index, True))
+        start += size
     return pieces
 
 

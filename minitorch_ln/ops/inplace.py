@@ -3,13 +3,17 @@
 
 An in-place op runs its out-of-place twin on an alias of the tensor's old value, writes the result
 into the tensor's array and bumps its version counter, so every node that saved the old values
-raises instead of giving a wrong gradient (docs/autograd.md).
+raises instead of giving a wrong gradient. On a view, the write lands in the base's memory and the
+base's history is rewritten (``autograd/views.py``: CopySlices), as in PyTorch (docs/autograd.md).
 """
 
 from __future__ import annotations
 
 from .. import backend
+from ..errors import ShapeError
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.views import alias, check_view_inplace, check_writable, rebase_history
+from ..autograd.function import _set_history
 from ..tensor import Tensor
 from .conversion import cast
 from .elementwise import add, div, mul, sub
@@ -21,7 +25,12 @@ class _InPlace:
     """The in-place methods, attached to :class:`Tensor` below."""
 
     def _check_inplace(self, what: str) -> None:
-        if self.is_leaf and self.requires_grad and is_grad_enabled():
+        check_writable(self, what)
+        if not is_grad_enabled():
+            return
+        if self._base is not None:
+            check_view_inplace(self, what)
+        elif self._requires_grad and self._grad_fn is None:
             raise RuntimeError(
                 f"a leaf tensor that requires grad is being used in an in-place operation ({what}); "
                 "wrap the update in `with no_grad():` (as optimizers do) or use an out-of-place op"
@@ -31,28 +40,52 @@ class _InPlace:
         """Run ``result_fn(old_self)`` out of place, then write the result into this tensor.
 
         When the graph is recorded, the op's input is an alias of this tensor *before* the change
-        (same array and version counter), and this tensor takes over the op's output in the graph.
-        The write bumps the shared version counter, so any node that saved the old values notices.
+        (same array, version counter and history), and this tensor takes over the op's output in
+        the graph (a view's base takes a CopySlices node instead). The write bumps the shared
+        version counter, so any node that saved the old values notices.
         """
         self._check_inplace(what)
-        if is_grad_enabled():
-            old = Tensor._from_op(self.array, requires_grad=self.requires_grad)
-            old.grad_fn, old._output_nr, old._version = self.grad_fn, self._output_nr, self._version
-            old._accumulator = self._accumulator
+        recording = is_grad_enabled()
+        if recording:
+            self.requires_grad  # noqa: B018 - brings a view's history up to date first
+            old = alias(self)
             result = result_fn(old)
+            if result.dtype != self.dtype:  # the op's output, as the target stores it
+                result = cast(result, self.dtype)
+            _snapshot_saved(result, old)
         else:
             result = result_fn(self.detach())
         if result.shape != self.shape:
-            raise RuntimeError(
+            raise ShapeError(
                 f"{what}: the result has shape {tuple(result.shape)}, which does not fit the in-place "
                 f"target of shape {tuple(self.shape)}"
             )
         xp = backend.get_array_module(self.array)
         xp.copyto(self.array, result.array, casting="unsafe")
         self._version[0] += 1
-        if result.requires_grad:
-            self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
-            self._requires_grad = True
+        if recording and result._requires_grad:
+            if self._base is None:
+                _set_history(self, result._grad_fn, result._output_nr)
+                self._requires_grad = True
+            else:
+                rebase_history(self, result)
+        return self
+
+    def _overwrite(self, what: str, write) -> "Tensor":
+        """Set every element without reading the old ones: ``write(array)`` fills it in place.
+
+        Tracked (the old values get a zero gradient) when this tensor has a history in grad mode.
+        """
+        if is_grad_enabled() and self.requires_grad:
+            self._check_inplace(what)
+            xp = backend.get_array_module(self.array)
+            values = xp.empty_like(self.array)
+            write(values)
+            const = Tensor._from_op(values)
+            return self._inplace(what, lambda s: where(self._everywhere(), const, s))
+        self._check_inplace(what)
+        write(self.array)
+        self._version[0] += 1
         return self
 
     def add_(self, other, alpha=1):
@@ -84,30 +117,50 @@ class _InPlace:
             self._everywhere(), broadcast_to(cast(src.to(self.device), self.dtype), self.shape), s))
 
     def fill_(self, value):
-        if self.requires_grad and not self.is_leaf and is_grad_enabled():
-            # a non-leaf's history must be cut (its old values get a zero gradient)
+        if isinstance(value, Tensor) and value.requires_grad and is_grad_enabled():
             return self._inplace("fill_", lambda s: masked_fill(s, self._everywhere(), value))
-        self._check_inplace("fill_")
-        self.array.fill(value)
-        self._version[0] += 1
-        return self
+        if isinstance(value, Tensor):
+            if value.numel() != 1:
+                raise ShapeError(f"fill_ expects a number or a 1-element tensor, got shape {tuple(value.shape)}")
+            value = value.item()
+        return self._overwrite("fill_", lambda arr: arr.fill(value))
 
     def zero_(self):
         return self.fill_(0)
 
     def uniform_(self, a=0.0, b=1.0):
-        self._check_inplace("uniform_")
         gen = backend.generator(self.device)
-        self.array[...] = gen.uniform(a, b, size=self.shape).astype(self.dtype)
-        self._version[0] += 1
-        return self
+
+        def write(arr):
+            arr[...] = gen.uniform(a, b, size=self.shape).astype(self.dtype)
+
+        return self._overwrite("uniform_", write)
 
     def normal_(self, mean=0.0, std=1.0):
-        self._check_inplace("normal_")
         gen = backend.generator(self.device)
-        self.array[...] = (gen.standard_normal(size=self.shape) * std + mean).astype(self.dtype)
-        self._version[0] += 1
-        return self
+
+        def write(arr):
+            arr[...] = (gen.standard_normal(size=self.shape) * std + mean).astype(self.dtype)
+
+        return self._overwrite("normal_", write)
+
+
+def _snapshot_saved(result, old) -> None:
+    """Where the op's node saved ``old`` (this tensor before the write), keep a copy instead.
+
+    ``y.mul_(w)`` needs the old ``y`` for ``w``'s gradient; the write is about to change it, and the
+    version check would then raise. PyTorch saves ``original_self`` as a clone in the same case.
+    The copy keeps ``old``'s history, so a second derivative still reaches it.
+    """
+    node = result._grad_fn
+    saved = node._saved if node is not None else None
+    if not saved:
+        return
+    for i, (t, _version) in enumerate(saved):
+        if t is old:
+            snap = Tensor._from_op(old.array.copy(), old._requires_grad)
+            snap._grad_fn, snap._output_nr, snap._accumulator_ref = old._grad_fn, old._output_nr, old._accumulator_ref
+            saved[i] = (snap, 0)
 
 
 def _scaled(other, alpha):

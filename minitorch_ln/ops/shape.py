@@ -1,8 +1,11 @@
 """Shape ops: reshape, broadcasting, transposes, squeezing.
 
 Their backward only moves gradients around: the inverse reshape, the inverse permutation, or a
-sum over the axes a broadcast repeated. Results that are views of their input share its version
-counter, so an in-place change through a view is noticed by the graph.
+sum over the axes a broadcast repeated. Results that are views of their input (``reshape`` when no
+copy is needed, ``view``, ``permute``/``transpose``, ``broadcast_to``/``expand``, ``squeeze``/``unsqueeze``,
+``flatten``) are marked as such (``autograd/views.py``): they share the input's memory and version
+counter, and an in-place op on them rewrites their base's history. Shapes that do not fit raise
+:class:`~minitorch_ln.errors.ShapeError` (a RuntimeError, as PyTorch, and a ValueError), naming both.
 """
 
 from __future__ import annotations
@@ -12,15 +15,18 @@ import numbers
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.views import make_view
 from ..backend import get_array_module
+from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims
 
 
-def _share_version(out: Tensor, x: Tensor) -> Tensor:
-    if out.array.base is not None:
-        out._version = x._version
-    return out
+def _views_memory_of(out, x) -> bool:
+    """Whether the array ``out`` (a reshape of ``x``) views ``x``'s memory rather than a copy."""
+    if type(out) is np.ndarray:
+        return out.base is not None and (out.base is x or out.base is x.base)
+    return out.data.ptr == x.data.ptr and out.size == x.size  # CuPy: a copy lives elsewhere
 
 
 def _shape_args(shape) -> tuple:
@@ -46,47 +52,72 @@ class Reshape(Function):
 def _resolve_shape(in_shape, shape, numel, op):
     shape = tuple(shape)
     if sum(1 for s in shape if s == -1) > 1:
-        raise ValueError(f"{op}: only one dimension can be -1, got {shape}")
+        raise ShapeError(f"{op}: only one dimension can be -1, got {shape}")
     known = 1
     for s in shape:
         if s != -1:
             if s < 0:
-                raise ValueError(f"{op}: invalid size {s} in {shape}")
+                raise ShapeError(f"{op}: invalid size {s} in {shape}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
-            raise ValueError(f"{op}: shape {shape} is invalid for an input of shape {tuple(in_shape)} ({numel} elements)")
+            raise ShapeError(f"{op}: shape {shape} is invalid for an input of shape {tuple(in_shape)} ({numel} elements)")
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif known != numel:
-        raise ValueError(f"{op}: shape {shape} is invalid for an input of shape {tuple(in_shape)} ({numel} elements)")
+        raise ShapeError(f"{op}: shape {shape} is invalid for an input of shape {tuple(in_shape)} ({numel} elements)")
     return shape
 
 
+def _reshape_view(t, shape):
+    """Redo a reshape that was a view (trusted shape)."""
+    return reshape(t, shape)
+
+
 def reshape(x: Tensor, *shape) -> Tensor:
-    """``x`` with a new shape of the same number of elements (one size may be -1)."""
+    """``x`` with a new shape of the same number of elements (one size may be -1).
+
+    A view of ``x`` when the strides allow it, else a copy (as PyTorch). Raises ShapeError for a
+    shape with a different number of elements, naming both shapes.
+    """
     shape = _resolve_shape(x.shape, _shape_args(shape), x.numel(), "reshape")
     if shape == x.shape:
         return x
-    return _share_version(Reshape.apply(x, shape), x)
+    out = Reshape.apply(x, shape)
+    if _views_memory_of(out.array, x.array):
+        make_view(out, x, lambda t: _reshape_view(t, shape))
+    return out
 
 
 def view(x: Tensor, *shape) -> Tensor:
-    """As :func:`reshape` (NumPy decides whether a copy is needed)."""
+    """As :func:`reshape`, but always a view: raises ShapeError where a copy would be needed.
+
+    ``x.transpose(0, 1).view(-1)`` raises (as PyTorch); use ``.reshape`` or ``.contiguous().view``.
+    """
     shape = _resolve_shape(x.shape, _shape_args(shape), x.numel(), "view")
-    return _share_version(Reshape.apply(x, shape), x)
+    out = Reshape.apply(x, shape)
+    if not _views_memory_of(out.array, x.array):
+        if out.array.size > 1:
+            raise ShapeError(
+                f"view: shape {shape} is not compatible with the input's shape {tuple(x.shape)} and "
+                f"strides {tuple(x.array.strides)} (at least one dimension spans across two contiguous "
+                "subspaces); use .reshape(...) instead"
+            )
+        return out  # 0 or 1 element: a copy is indistinguishable (NumPy may copy, PyTorch views)
+    return make_view(out, x, lambda t: _reshape_view(t, shape))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one: ``(2, 3, 4)`` with ``(1, 2)`` → ``(2, 12)``; a 0-d tensor gives ``(1,)``.
 
-    Raises IndexError for a dim out of range and ValueError when ``start_dim`` comes after ``end_dim``.
+    A view when the strides allow it (as :func:`reshape`). Raises IndexError for a dim out of range
+    and ShapeError when ``start_dim`` comes after ``end_dim``.
     """
     if x.ndim == 0:
         return reshape(x, 1)
     s = normalize_dim(start_dim, x.ndim, "flatten")
     e = normalize_dim(end_dim, x.ndim, "flatten")
     if s > e:
-        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {tuple(x.shape)})")
     return reshape(x, *x.shape[:s], -1, *x.shape[e + 1 :])
 
 
@@ -107,7 +138,8 @@ class BroadcastTo(Function):
 def broadcast_to(x: Tensor, shape) -> Tensor:
     """A read-only view of ``x`` repeated to ``shape`` (NumPy broadcasting); the backward sums over the repeated axes.
 
-    Raises ValueError naming both shapes when ``x.shape`` does not broadcast to ``shape``.
+    Shares ``x``'s memory and version counter (an in-place write into it raises: its elements
+    overlap). Raises ShapeError naming both shapes when ``x.shape`` does not broadcast to ``shape``.
     """
     shape = tuple(int(s) for s in shape)
     if x.shape == shape:
@@ -118,18 +150,22 @@ def broadcast_to(x: Tensor, shape) -> Tensor:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"broadcast_to: a tensor of shape {tuple(x.shape)} cannot be broadcast to {shape}")
-    return BroadcastTo.apply(x, shape)
+        raise ShapeError(f"broadcast_to: a tensor of shape {tuple(x.shape)} cannot be broadcast to {shape}")
+    return make_view(BroadcastTo.apply(x, shape), x, lambda t: BroadcastTo.apply(t, shape))
 
 
 def expand(x: Tensor, *sizes) -> Tensor:
-    """Broadcast to ``sizes``; -1 keeps that dimension's size (as PyTorch)."""
+    """Broadcast to ``sizes`` (a view sharing ``x``'s memory and version counter); -1 keeps that
+    dimension's size (as PyTorch). Raises ShapeError when ``x.shape`` does not expand to ``sizes``."""
     sizes = _shape_args(sizes)
     lead = len(sizes) - x.ndim
     if lead < 0:
-        raise ValueError(f"expand: {len(sizes)} sizes given for a tensor with {x.ndim} dimensions")
+        raise ShapeError(
+            f"expand: the number of sizes given ({len(sizes)}, {sizes}) must be at least the number of "
+            f"dimensions of the tensor of shape {tuple(x.shape)}"
+        )
     if any(s == -1 for s in sizes[:lead]):
-        raise ValueError(f"expand: -1 is not allowed for the new leading dimensions, got sizes {sizes}")
+        raise ShapeError(f"expand: -1 is not allowed for the new leading dimensions, got sizes {sizes} for shape {tuple(x.shape)}")
     shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     return broadcast_to(x, shape)
 
@@ -166,7 +202,7 @@ def unbroadcast(grad: Tensor, shape: tuple) -> Tensor:
 def sum_to(x: Tensor, shape) -> Tensor:
     """Sum ``x`` over the axes a broadcast from ``shape`` to ``x.shape`` would have repeated.
 
-    Raises ValueError when ``shape`` does not broadcast to ``x.shape`` (naming both).
+    Raises ShapeError when ``shape`` does not broadcast to ``x.shape`` (naming both).
     """
     shape = tuple(int(s) for s in shape)
     if x.shape == shape:
@@ -176,7 +212,7 @@ def sum_to(x: Tensor, shape) -> Tensor:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"sum_to: shape {shape} does not broadcast to the input's shape {tuple(x.shape)}")
+        raise ShapeError(f"sum_to: shape {shape} does not broadcast to the input's shape {tuple(x.shape)}")
     return SumTo.apply(x, shape)
 
 
@@ -198,18 +234,18 @@ class Permute(Function):
 def permute(x: Tensor, *dims) -> Tensor:
     """Reorder the dims: ``y.shape[i] = x.shape[dims[i]]`` (a view); the backward applies the inverse permutation.
 
-    Raises IndexError for a dim out of range and ValueError when ``dims`` is not a permutation.
+    Raises IndexError for a dim out of range and ShapeError when ``dims`` is not a permutation.
     """
     dims = _shape_args(dims)
     for d in dims:
         if not -max(x.ndim, 1) <= d < max(x.ndim, 1):
             raise IndexError(f"permute: dimension {d} is out of range for a tensor with {x.ndim} dimension(s)")
     if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
-        raise ValueError(f"permute: dims {dims} is not a permutation of the {x.ndim} dimensions of shape {tuple(x.shape)}")
+        raise ShapeError(f"permute: dims {dims} is not a permutation of the {x.ndim} dimensions of shape {tuple(x.shape)}")
     dims = tuple(d % x.ndim for d in dims)
     if dims == tuple(range(x.ndim)):
         return x
-    return _share_version(Permute.apply(x, dims), x)
+    return make_view(Permute.apply(x, dims), x, lambda t: Permute.apply(t, dims))
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:

@@ -323,7 +323,11 @@ class _Methods:
         return tril(self, diagonal)
 
     def contiguous(self):
-        return self
+        """``self`` when its memory is C-contiguous, else a contiguous copy (differentiable), as PyTorch."""
+        return self if self.array.flags.c_contiguous else clone(self)
+
+    def is_contiguous(self) -> bool:
+        return bool(self.array.flags.c_contiguous)
 
 
 for _name, _method in vars(_Methods).items():

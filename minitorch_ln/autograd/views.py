@@ -1,0 +1,166 @@
+"""Views and in-place ops on them: how a change through a view rewrites its base's history.
+
+A view op (basic indexing, ``view``/``reshape`` without a copy, ``transpose``/``permute``/``mT``/``T``,
+``expand``/``broadcast_to``, ``squeeze``/``unsqueeze``, ``split``/``chunk``, ``flatten``) returns a
+tensor ``v`` marked by :func:`make_view`:
+
+- ``v.array`` views the memory of ``v._base`` (the tensor owning it; a view of a view points to the
+  same root base) and ``v._version`` *is* the base's version counter (one list), so a tensor saved
+  for backward notices an in-place change made through any of them;
+- ``v._view_fn(base)`` redoes the chain of view ops in Tensor ops (``x.T[1:]`` is
+  ``lambda b: b.T[1:]``): it gives the view's values, and its gradient, from the base.
+
+An in-place op on ``v`` changes the base's values, so the base gets a new history,
+:class:`CopySlices` (PyTorch's name): ``base_new = base_old`` with the region ``_view_fn`` selects
+replaced by ``result = op(v_old)``. Its backward hands ``dbase`` with that region zeroed to
+``base_old`` and ``_view_fn(dbase)`` to ``result``, whose own node sends on through ``op`` to
+``v_old`` (and from there, through the view's backward, to ``base_old`` again) and to the op's
+other inputs. The views of the base find out lazily: their ``grad_fn`` is remade as
+``_view_fn(base).grad_fn`` the next time it is read after the version counter moved
+(``function._sync_view``). docs/autograd.md works an example with numbers.
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from . import function as _function
+from .function import Function, _set_history, _sync_view
+from .grad_mode import _state as _grad_state
+
+
+def make_view(out, x, step):
+    """Mark ``out`` (whose array views ``x``'s memory) as a view of ``x``'s base; returns ``out``.
+
+    ``step(t)`` redoes, in Tensor ops, the one view op that made ``out`` from ``x``.
+    """
+    base = x._base
+    if base is None:
+        base, fn, no_grad = x, step, False
+    else:
+        prev = x._view_fn
+
+        def fn(t, prev=prev, step=step):
+            return step(prev(t))
+
+        no_grad = x._view_no_grad
+    out._base = base
+    out._view_fn = fn
+    out._version = x._version
+    out._view_version = x._version[0]
+    if no_grad or not _grad_state.enabled:
+        out._view_no_grad = True
+    return out
+
+
+def alias(t):
+    """A Tensor for ``t`` as it is now: same array, version counter and history (not a view)."""
+    a = _function.Tensor._from_op(t.array, t._requires_grad)
+    a._grad_fn, a._output_nr, a._version = t._grad_fn, t._output_nr, t._version
+    if t._requires_grad and t._grad_fn is None:  # a leaf: gradients must reach *its* AccumulateGrad
+        acc = t._get_accumulator()
+        a._accumulator_ref = lambda: acc  # held strongly (a leaf holds a weakref): the alias is short-lived
+    return a
+
+
+def check_writable(t, what: str) -> None:
+    """Raise for an in-place write into memory that several elements share (``expand``'s result)."""
+    arr = t.array
+    overlapping = any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape))
+    if overlapping or not getattr(arr.flags, "writeable", True):  # CuPy's flags have no writeable
+        raise RuntimeError(
+            f"{what}: unsupported operation: more than one element of the written-to tensor (shape "
+            f"{tuple(t.shape)}, strides {tuple(arr.strides)}) refers to a single memory location, as "
+            "after expand()/broadcast_to(); clone() the tensor before writing into it"
+        )
+
+
+def check_view_inplace(view, what: str) -> None:
+    """Raise, in grad mode, for in-place ops on views that cannot be given a history (as PyTorch)."""
+    base = view._base
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError(
+            f"a view of a leaf tensor that requires grad is being used in an in-place operation ({what}); "
+            "wrap the update in `with no_grad():` or use an out-of-place op"
+        )
+    if view._view_no_grad and base._requires_grad:
+        raise RuntimeError(
+            f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "
+            "enabled; make both the view and the in-place op inside no_grad (not tracked) or both "
+            "outside (tracked)"
+        )
+
+
+# ----------------------------------------------------------------------------------- CopySlices
+
+
+class ZeroRegion(Function):
+    """``g`` with the elements where ``region`` is True set to 0 (a projection: its own adjoint)."""
+
+    @staticmethod
+    def forward(ctx, g, region):
+        ctx.region = region
+        out = g.copy()  # (*base.shape)
+        out[region] = 0
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        return ZeroRegion.apply(dout, ctx.region), None
+
+
+class CopySlices(Function):
+    """``base_new = base_old`` with ``view_fn``'s region replaced by ``result`` (already written in memory).
+
+    ``dbase_old = dbase`` zeroed on the region (those elements were overwritten);
+    ``dresult = view_fn(dbase)`` (the region's gradient, in the view's shape).
+    """
+
+    @staticmethod
+    def forward(ctx, base_old, result, view_fn, region, written):
+        ctx.view_fn, ctx.region = view_fn, region
+        return written  # the base's own array, which the in-place op has already changed
+
+    @staticmethod
+    def backward(ctx, dbase):
+        dbase_old = ZeroRegion.apply(dbase, ctx.region) if ctx.needs_input_grad[0] else None
+        dresult = ctx.view_fn(dbase) if ctx.needs_input_grad[1] else None
+        return dbase_old, dresult, None, None, None
+
+
+def view_region(base, view_fn):
+    """Bool array of ``base``'s shape, True at the elements ``view_fn`` selects.
+
+    Found by value, not through memory: the view chain is redone on the flat indices
+    ``arange(numel)``, so it is right whatever the base's strides.
+    """
+    Tensor = _function.Tensor
+    xp = backend.get_array_module(base.array)
+    n = base.numel()
+    ids = Tensor._from_op(xp.arange(n, dtype=xp.int64).reshape(base.shape))  # (*base.shape)
+    prev = _grad_state.enabled
+    _grad_state.enabled = False
+    try:
+        picked = view_fn(ids).array
+    finally:
+        _grad_state.enabled = prev
+    region = xp.zeros(n, dtype=bool)
+    region[picked.reshape(-1)] = True
+    return region.reshape(base.shape)
+
+
+def rebase_history(view, result) -> None:
+    """After ``view``'s memory was overwritten by ``result`` (its op's output), give the base a
+    :class:`CopySlices` node and the view its regenerated history."""
+    base = view._base
+    if view._view_no_grad:
+        raise RuntimeError(
+            "a view was created in no_grad mode and is being modified in place with grad mode enabled "
+            "by a value that requires grad; create the view outside no_grad"
+        )
+    old_base = alias(base)
+    region = view_region(base, view._view_fn)
+    node_out = CopySlices.apply(old_base, result, view._view_fn, region, base.array)
+    _set_history(base, node_out._grad_fn, 0)
+    base._requires_grad = True
+    view._view_version = -1
+    _sync_view(view)
