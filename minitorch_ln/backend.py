@@ -168,21 +168,31 @@ _DTYPE_NAMES = {
     "float16": np.float16, "half": np.float16,
     "float32": np.float32, "float": np.float32,
     "float64": np.float64, "double": np.float64,
-    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "long": np.int64,
-    "uint8": np.uint8, "bool": np.bool_,
+    "int8": np.int8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
+    "int64": np.int64, "long": np.int64, "uint8": np.uint8, "bool": np.bool_,
 }
 _SUPPORTED = {np.dtype(t) for t in _DTYPE_NAMES.values()}
+# PyTorch dtypes minitorch_ln refuses on purpose, with the reason (minitorch_ln/dtypes.py explains)
+_UNSUPPORTED_DTYPES = {
+    "bfloat16": "bfloat16 is not supported: NumPy has no native bfloat16 (ml_dtypes adds one whose ufunc "
+                "and reduction coverage is partial) and CuPy has none, so the same code could not run on "
+                "both; use float16 or float32",
+}
 
 _default_float = np.dtype(np.float32)
 
 
 def default_float_dtype() -> np.dtype:
-    """float32, as in PyTorch."""
+    """The dtype of Python floats and float factories: float32 (as PyTorch) unless
+    :func:`minitorch_ln.dtypes.set_default_dtype` changed it."""
     return _default_float
 
 
 def as_dtype(dtype) -> np.dtype:
     """Normalise a dtype given as a NumPy dtype, a type or a name (``"float32"``)."""
+    name = getattr(dtype, "name", dtype)  # "bfloat16", a placeholder's or ml_dtypes' name
+    if type(name) is str and name in _UNSUPPORTED_DTYPES:
+        raise TypeError(_UNSUPPORTED_DTYPES[name])
     if isinstance(dtype, str):
         if dtype not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {dtype!r}: expected one of {sorted(_DTYPE_NAMES)}")

@@ -1,16 +1,33 @@
-"""Comparisons and logic: ``eq``, ``ne``, ``lt``, ``le``, ``gt``, ``ge``, ``logical_*``, ``isfinite``, ``isnan``.
+"""Comparisons and logic: ``eq``, ``ne``, ``lt``, ``le``, ``gt``, ``ge``, ``logical_*``, ``isfinite``,
+``isnan``, and the logical reductions ``any``, ``all``.
 
-Bool results of the broadcast shape, with no gradient.
+Bool results of the broadcast shape, with no gradient. An integer tensor compared with a Python int
+outside its dtype's range (``uint8_image > -1``) compares the true values, in int64. PyTorch wraps
+the number into the dtype first (``-1`` becomes 255, so ``tensor([1], dtype=uint8) > -1`` is False
+there); the math decides here, as the comparison's meaning does not depend on the storage width.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import broadcast_shape, promote
+from ._util import broadcast_shape, normalize_dims, promote
+from .conversion import cast
+
+
+def _widen(t, n):
+    """``t`` as int64 when it is a small-integer tensor and ``n`` a Python int outside its range."""
+    if isinstance(t, Tensor) and type(n) is int and t.dtype.kind in "iu" and t.dtype.itemsize < 8:
+        info = np.iinfo(t.dtype)
+        if not info.min <= n <= info.max:
+            return cast(t, np.int64)
+    return t
 
 
 def _compare(a, b, fn, name) -> Tensor:
+    a, b = _widen(a, b), _widen(b, a)
     a, b = promote(a, b, name)
     broadcast_shape(a.shape, b.shape, name)
     if a.device != b.device:
@@ -74,3 +91,26 @@ def isfinite(x: Tensor) -> Tensor:
 def isnan(x: Tensor) -> Tensor:
     """True where ``x`` is NaN (bool, ``x``'s shape, no gradient)."""
     return Tensor._from_op(get_array_module(x.array).isnan(x.array))
+
+
+def _logical_reduction(x, dim, keepdim, axis, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{name}(): got both dim={dim!r} and its alias axis={axis!r}; give one of them")
+        dim = axis
+    axes = normalize_dims(dim, x.ndim, name)
+    out = getattr(get_array_module(x.array), name)(x.array, axis=axes, keepdims=keepdim)
+    return Tensor._from_op(out.astype(np.uint8) if x.dtype == np.uint8 else out)
+
+
+def any(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:  # noqa: A001 - PyTorch's name
+    """True where any element over ``dim`` (an int, a tuple, None for all; ``axis`` an alias) is
+    non-zero (``torch.any``); bool, but uint8 for a uint8 input, as PyTorch. No gradient."""
+    return _logical_reduction(x, dim, keepdim, axis, "any")
+
+
+def all(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:  # noqa: A001
+    """True where every element over ``dim`` is non-zero (``torch.all``); dtypes and arguments as :func:`any`."""
+    return _logical_reduction(x, dim, keepdim, axis, "all")

@@ -1,7 +1,9 @@
-"""Reductions: sum, mean, var/std, max/min, logsumexp, arg-reductions, topk.
+"""Reductions: sum, mean, var/std, max/min, logsumexp, arg-reductions, topk (``any``/``all`` are in
+``comparison.py``).
 
 Backward of a reduction broadcasts the upstream gradient back over the reduced axes (re-inserting
-them with size 1 first when ``keepdim=False``).
+them with size 1 first when ``keepdim=False``). Every reduction takes ``axis=`` as an alias of
+``dim=`` (as PyTorch; both given is a TypeError).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Function
-from ..backend import get_array_module
-from ..errors import IndexOutOfRangeError
+from ..backend import as_dtype, get_array_module
+from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims, require_float
+from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
 from .elementwise import exp
 from .indexing import GetItem
@@ -31,6 +34,13 @@ def _keepdim_shape(shape, axes) -> tuple:
 def _acc(dtype):
     """The dtype a reduction accumulates in: float32 for float16 (as PyTorch), else the dtype itself."""
     return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _dim_alias(dim, axis, op: str):
+    """``axis=``, NumPy's name that PyTorch accepts for ``dim=``; giving both is a TypeError (as PyTorch)."""
+    if dim is not None:
+        raise TypeError(f"{op}(): got both dim={dim!r} and its alias axis={axis!r}; give one of them")
+    return axis
 
 
 def _count(shape, axes) -> int:
@@ -55,23 +65,41 @@ class Sum(Function):
         return broadcast_to(dy, ctx.in_shape), None, None
 
 
-def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - PyTorch's name
-    """Sum over ``dim`` (an int, a tuple, or None for all). Integer and bool inputs sum to int64;
-    float16 accumulates in float32 (as PyTorch). The sum over an empty dim is 0."""
+def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
+    """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
+
+    Integer and bool inputs sum to int64; ``dtype`` casts the input first and sums in it (wrapping
+    on overflow, as PyTorch); float16 accumulates in float32. The sum over an empty dim is 0.
+    Raises IndexError for ``dim`` out of range, TypeError for both ``dim`` and ``axis``.
+    """
+    dim = dim if axis is None else _dim_alias(dim, axis, "sum")
     axes = normalize_dims(dim, x.ndim, "sum")
+    if dtype is not None:
+        x = cast(x, as_dtype(dtype))
+        if x.dtype.kind != "f":
+            return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim, dtype=x.dtype))
     if x.dtype.kind in "bui":
         return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim).astype("int64"))
     return Sum.apply(x, axes, keepdim)
 
 
-def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Mean over ``dim`` (an int, a tuple, or None for all), keeping reduced dims as size 1 with ``keepdim``.
+def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:
+    """Mean over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), keeping reduced
+    dims as size 1 with ``keepdim``; ``dtype`` (a float dtype) casts the input first (``torch.mean``).
 
-    Floating point inputs only (as PyTorch): raises TypeError for integer tensors and IndexError for a
-    dim out of range. An empty reduction gives NaN.
+    Floating point results only (as PyTorch): an integer or bool tensor needs ``dtype=float32``
+    (or ``.float()``), else DtypeError (a TypeError and a RuntimeError), as for an integer
+    ``dtype``. An empty reduction gives NaN. Raises IndexError for ``dim`` out of range.
     """
+    dim = dim if axis is None else _dim_alias(dim, axis, "mean")
+    if dtype is not None:
+        dt = as_dtype(dtype)
+        if dt.kind != "f":
+            raise DtypeError(f"mean: could not infer output dtype: dtype= must be a floating point dtype, got {dt}")
+        x = cast(x, dt)
     if x.dtype.kind != "f":
-        raise TypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; convert with .float() first")
+        raise DtypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; pass dtype=float32 or "
+                         "convert with .float() first")
     axes = normalize_dims(dim, x.ndim, "mean")
     n = _count(x.shape, axes)
     if x.dtype == np.float16:  # the float32 sum is divided before it is rounded: no overflow on the way
@@ -137,7 +165,7 @@ class Var(Function):
         return dy * centered * factor, None, None, None
 
 
-def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Variance ``Σ (x - mean)² / max(0, N - correction)`` over ``dim`` (``torch.var``).
 
     ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0. With no degrees
@@ -148,6 +176,7 @@ def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction
         TypeError: integer input. IndexError: ``dim`` out of range. ValueError: both
             ``unbiased`` and ``correction`` given.
     """
+    dim = dim if axis is None else _dim_alias(dim, axis, "var")
     require_float(x, "var")
     c = _correction(unbiased, correction, "var")
     axes = normalize_dims(dim, x.ndim, "var")
@@ -171,8 +200,9 @@ class _SqrtOfVar(Function):
         return where(zero, 0.0, dy / (2.0 * where(zero, 1.0, y)))
 
 
-def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
+    dim = dim if axis is None else _dim_alias(dim, axis, "std")
     require_float(x, "std")
     return _SqrtOfVar.apply(var(x, dim, unbiased, keepdim, correction=correction))
 
@@ -207,8 +237,9 @@ def _check_nonempty(x, axes, op):
                                    "operation has no identity); give a dim whose size is not 0")
 
 
-def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
+    dim = dim if axis is None else _dim_alias(dim, axis, "amax")
     axes = normalize_dims(dim, x.ndim, "amax")
     _check_nonempty(x, axes, "amax")
     if x.dtype.kind != "f":
@@ -216,11 +247,12 @@ def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return AMax.apply(x, axes, keepdim)
 
 
-def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Minimum over ``dim`` (None: all), as ``-amax(-x)``: ties share the gradient evenly.
 
     Raises IndexError for a dim out of range or an empty dimension.
     """
+    dim = dim if axis is None else _dim_alias(dim, axis, "amin")
     if x.dtype.kind != "f":
         axes = normalize_dims(dim, x.ndim, "amin")
         _check_nonempty(x, axes, "amin")
@@ -272,7 +304,7 @@ def _max_min(x, dim, keepdim, largest, op):
     return (MaxResult if largest else MinResult)(values, indices)
 
 
-def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001 - PyTorch's name
     """``max(x)``: the 0-d maximum (gradient shared among ties); ``max(x, dim)``: ``(values, indices)``.
 
     With ``dim`` the result is a namedtuple like ``torch.return_types.max``; the gradient goes to
@@ -281,16 +313,16 @@ def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's n
     Raises:
         IndexError: ``dim`` out of range or an empty dimension.
     """
-    return _max_min(x, dim, keepdim, True, "max")
+    return _max_min(x, dim if axis is None else _dim_alias(dim, axis, "max"), keepdim, True, "max")
 
 
-def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+def min(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     """``min(x)``: the 0-d minimum; ``min(x, dim)``: a ``(values, indices)`` namedtuple like ``torch.return_types.min``.
 
     As :func:`max`: the gradient goes to the returned index (the first of tied minima); raises
     IndexError for a dim out of range or an empty dimension.
     """
-    return _max_min(x, dim, keepdim, False, "min")
+    return _max_min(x, dim if axis is None else _dim_alias(dim, axis, "min"), keepdim, False, "min")
 
 
 def _arg(x, dim, keepdim, largest, op):
@@ -307,17 +339,17 @@ def _arg(x, dim, keepdim, largest, op):
     return Tensor._from_op(fn(x.array, axis=axis, keepdims=keepdim).astype("int64"))
 
 
-def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the maximum over ``dim``, or in the flattened tensor when ``dim`` is None; first of ties."""
-    return _arg(x, dim, keepdim, True, "argmax")
+    return _arg(x, dim if axis is None else _dim_alias(dim, axis, "argmax"), keepdim, True, "argmax")
 
 
-def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the minimum over ``dim`` (of the flattened tensor for None); the first of ties.
 
     No gradient. Raises IndexError for a dim out of range or an empty dimension.
     """
-    return _arg(x, dim, keepdim, False, "argmin")
+    return _arg(x, dim if axis is None else _dim_alias(dim, axis, "argmin"), keepdim, False, "argmin")
 
 
 class LogSumExp(Function):
@@ -349,18 +381,19 @@ class LogSumExp(Function):
             return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
 
 
-def logsumexp(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
     float32; ``-inf`` over an empty dim (as PyTorch).
 
     Raises TypeError for integer input and IndexError for ``dim`` out of range.
     """
+    dim = dim if axis is None else _dim_alias(dim, axis, "logsumexp")
     require_float(x, "logsumexp")
     axes = normalize_dims(dim, x.ndim, "logsumexp")
     return LogSumExp.apply(x, axes, keepdim)
 
 
-def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, axis=None):  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices: ``(values, indices)``.
 
     Values come in descending order for ``largest`` (ascending otherwise); ties keep the lower index
@@ -369,6 +402,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     Raises:
         ValueError: ``k`` outside ``[0, size of dim]``. IndexError: ``dim`` out of range.
     """
+    if axis is not None:  # axis= for dim= (dim's default -1 cannot tell "both given" from "axis only")
+        dim = _dim_alias(None if dim == -1 else dim, axis, "topk")
     axis = normalize_dim(dim, x.ndim, "topk")
     n = x.shape[axis] if x.ndim else 1
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
@@ -390,14 +425,3 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         values = Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return TopkResult(values, Tensor._from_op(idx))
 
-
-def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """True where any element over ``dim`` is non-zero (bool, no gradient)."""
-    axes = normalize_dims(dim, x.ndim, "any")
-    return Tensor._from_op(get_array_module(x.array).any(x.array, axis=axes, keepdims=keepdim))
-
-
-def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """True where every element over ``dim`` is non-zero (bool, no gradient)."""
-    axes = normalize_dims(dim, x.ndim, "all")
-    return Tensor._from_op(get_array_module(x.array).all(x.array, axis=axes, keepdims=keepdim))

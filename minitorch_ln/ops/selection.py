@@ -6,6 +6,8 @@ was picked (split evenly on ties of ``maximum``/``minimum``, as PyTorch).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .. import backend
@@ -114,20 +116,63 @@ def _mask_on_device(mask, is_tensor: bool, x: Tensor, op: str):
     return backend.to_device(mask, x.device)
 
 
-def where(condition, input, other) -> Tensor:  # noqa: A002
-    """``input`` where ``condition`` holds, else ``other`` (broadcast together)."""
+_NO_ARG = object()
+
+
+def _scalar_dtype(v):
+    """The dtype PyTorch gives a Python number (bool, int64, or the default float dtype)."""
+    if isinstance(v, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(v, np.generic):
+        return backend.as_dtype(v.dtype)
+    if isinstance(v, numbers.Integral):
+        return np.dtype(np.int64)
+    if isinstance(v, numbers.Real):
+        return backend.default_float_dtype()
+    raise TypeError(f"where: expected input and other to be Tensors or numbers (bool, int, float), got "
+                    f"{type(v).__name__}")
+
+
+def where(condition, input=_NO_ARG, other=_NO_ARG):  # noqa: A002 - PyTorch's argument names
+    """``input`` where ``condition`` holds, else ``other``, broadcast together (``torch.where``).
+
+    ``input`` and ``other`` may be Tensors or Python numbers; dtypes promote as PyTorch's (two
+    numbers: bool with bool is bool, ints give int64, a float gives the default float dtype). The
+    gradient goes to the input that was picked. ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``: a tuple of int64 index tensors, one per dimension (a 0-d
+    condition counts as 1-d, as PyTorch).
+
+    Raises:
+        TypeError: a non-bool condition (with input and other), only one of input and other, or an
+            operand that is neither a Tensor nor a number.
+        ShapeError (a RuntimeError and ValueError): shapes that do not broadcast.
+    """
+    if input is _NO_ARG and other is _NO_ARG:
+        return _where_nonzero(condition)
+    if input is _NO_ARG or other is _NO_ARG:
+        raise TypeError("where: give both input and other, or neither (where(condition) is nonzero(condition, "
+                        "as_tuple=True))")
     cond = condition.array if isinstance(condition, Tensor) else condition
     cond = cond if hasattr(cond, "dtype") and hasattr(cond, "shape") else np.asarray(cond)
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
-    ref = input if isinstance(input, Tensor) else other
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError("where: at least one of input and other must be a Tensor")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: 0-d tensors on cond's device
+        dt = backend.result_dtype(_scalar_dtype(input), True, _scalar_dtype(other), True)
+        xp = get_array_module(cond)
+        input, other = Tensor._from_op(xp.asarray(input, dtype=dt)), Tensor._from_op(xp.asarray(other, dtype=dt))
     a, b = promote(input, other, "where")
-    out_shape = broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
-    del ref, out_shape
+    broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
     cond = _mask_on_device(cond, isinstance(condition, Tensor), a, "where")
     return Where.apply(cond, a, b)
+
+
+def _where_nonzero(condition):
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(condition): expected a Tensor, got {type(condition).__name__}")
+    arr = condition.array
+    xp = get_array_module(arr)
+    idx = xp.nonzero(arr.reshape(1) if arr.ndim == 0 else arr)
+    return tuple(Tensor._from_op(i.astype(np.int64, copy=False)) for i in idx)
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
