@@ -321,12 +321,17 @@ def test_random_strided_leaf_planted_error_is_found_at_its_element(case, fast):
     arr, element = case
     x = mt.Tensor(arr, requires_grad=True)
 
+    # Fast mode checks uᵀJv for one random (seeded) u, v: a planted error e at one element shows up
+    # as e·u[k]·v[k], which for an unlucky element can fall under the tolerance. A large planted error
+    # keeps the test about locating the element, not about that probability (PyTorch's fast mode has it too).
+    planted = 1e3 if fast else 0.5
+
     class Planted(Cube):
         @staticmethod
         def backward(ctx, dy):
             (t,) = ctx.saved_tensors
             m = np.zeros(t.shape)
-            m[element] = 0.5
+            m[element] = planted
             return dy * 3 * t * t + dy * mt.tensor(m)
 
     assert gradcheck(Cube.apply, (x,), fast_mode=fast)

@@ -34,19 +34,49 @@ class _Methods:
     def clone(self) -> "Tensor":
         return clone(self)
 
-    def to(self, *args, dtype=None, device=None) -> "Tensor":
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``; differentiable; no copy when unchanged."""
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None) -> "Tensor":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (its dtype and device), as PyTorch;
+        differentiable; no copy when nothing changes (unless ``copy=True``).
+
+        ``non_blocking`` is accepted and has no effect (NumPy and CuPy copies here are synchronous);
+        ``memory_format`` only accepts the default (there is one memory format here).
+        """
         for a in args:
-            if isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, backend.Device)) and not (
+                    isinstance(a, str) and (a in backend._DTYPE_NAMES or a in backend._UNSUPPORTED_DTYPES)):
                 device = a
             else:
                 dtype = a
+        if memory_format is not None and str(memory_format) not in ("torch.preserve_format", "torch.contiguous_format",
+                                                                      "preserve_format", "contiguous_format"):
+            raise ValueError(f"to: memory_format {memory_format!r} is not supported here (only the default layout)")
         out = self
         if dtype is not None and backend.as_dtype(dtype) != self.dtype:
             out = cast(out, backend.as_dtype(dtype))
         if device is not None and backend.device(device) != self.device:
             out = to_device(out, backend.device(device))
+        if copy and out is self:
+            out = clone(self)
         return out
+
+    def pin_memory(self, device=None) -> "Tensor":
+        """As PyTorch's for a CPU tensor: here pinned memory does not exist, so the tensor itself
+        (``DataLoader(pin_memory=True)`` and ``x.pin_memory().to('cuda', non_blocking=True)`` work)."""
+        return self
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def __format__(self, spec: str) -> str:
+        # f"{loss:.4f}": a one-element tensor formats as its number, as in PyTorch
+        if self.numel() == 1 and self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ for a tensor of shape "
+                            f"{tuple(self.shape)}: only 0-d tensors take a format spec (as PyTorch)")
+        return repr(self)
 
     def float(self) -> "Tensor":
         return self.to(np.float32)
@@ -219,47 +249,48 @@ class _Methods:
     def masked_fill(self, mask, value):
         return masked_fill(self, mask, value)
 
-    def sum(self, dim=None, keepdim=False):
-        return sum(self, dim, keepdim)
+    # the reductions take the functions' arguments as they are (dim= or axis=, keepdim, dtype=, ...)
+    def sum(self, *args, **kwargs):
+        return sum(self, *args, **kwargs)
 
-    def mean(self, dim=None, keepdim=False):
-        return mean(self, dim, keepdim)
+    def mean(self, *args, **kwargs):
+        return mean(self, *args, **kwargs)
 
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return var(self, dim, unbiased, keepdim, correction=correction)
+    def var(self, *args, **kwargs):
+        return var(self, *args, **kwargs)
 
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return std(self, dim, unbiased, keepdim, correction=correction)
+    def std(self, *args, **kwargs):
+        return std(self, *args, **kwargs)
 
-    def max(self, dim=None, keepdim=False):
-        return max(self, dim, keepdim)
+    def max(self, *args, **kwargs):
+        return max(self, *args, **kwargs)
 
-    def min(self, dim=None, keepdim=False):
-        return min(self, dim, keepdim)
+    def min(self, *args, **kwargs):
+        return min(self, *args, **kwargs)
 
-    def amax(self, dim=None, keepdim=False):
-        return amax(self, dim, keepdim)
+    def amax(self, *args, **kwargs):
+        return amax(self, *args, **kwargs)
 
-    def amin(self, dim=None, keepdim=False):
-        return amin(self, dim, keepdim)
+    def amin(self, *args, **kwargs):
+        return amin(self, *args, **kwargs)
 
-    def logsumexp(self, dim, keepdim=False):
-        return logsumexp(self, dim, keepdim)
+    def logsumexp(self, *args, **kwargs):
+        return logsumexp(self, *args, **kwargs)
 
-    def argmax(self, dim=None, keepdim=False):
-        return argmax(self, dim, keepdim)
+    def argmax(self, *args, **kwargs):
+        return argmax(self, *args, **kwargs)
 
-    def argmin(self, dim=None, keepdim=False):
-        return argmin(self, dim, keepdim)
+    def argmin(self, *args, **kwargs):
+        return argmin(self, *args, **kwargs)
 
-    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
-        return topk(self, k, dim, largest, sorted)
+    def topk(self, *args, **kwargs):
+        return topk(self, *args, **kwargs)
 
-    def any(self, dim=None, keepdim=False):
-        return any(self, dim, keepdim)
+    def any(self, *args, **kwargs):
+        return any(self, *args, **kwargs)
 
-    def all(self, dim=None, keepdim=False):
-        return all(self, dim, keepdim)
+    def all(self, *args, **kwargs):
+        return all(self, *args, **kwargs)
 
     def softmax(self, dim):
         return softmax(self, dim)
