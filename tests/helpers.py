@@ -109,3 +109,27 @@ def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", r
 def t64(a, requires_grad=True):
     """A float64 leaf tensor for gradcheck."""
     return mt.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+def noncontiguous_leaf(a):
+    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
+    transpose) and every other element (a slice of a larger buffer)."""
+    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
+    v[...] = a
+    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
+    return mt.Tensor(v, requires_grad=True)
+
+
+def gradcheck_noncontiguous(fn, arrays, gg=False):
+    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
+    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
+    from minitorch_ln.autograd import gradcheck, gradgradcheck  # noqa: PLC0415
+
+    leaves = [noncontiguous_leaf(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
+    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
+    got, want = fn(*leaves), fn(*plain)
+    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
+        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
+    assert gradcheck(fn, tuple(leaves))
+    if gg:
+        assert gradgradcheck(fn, tuple(leaves))

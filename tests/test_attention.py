@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch_ln as mt
-from helpers import compare_with_torch, t64, to_torch, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, noncontiguous_leaf, t64, to_torch, torch
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 from minitorch_ln.nn import functional as F
 from minitorch_ln.nn.attention import MultiheadAttention
@@ -391,28 +391,6 @@ def test_mha_bad_input(rng):
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("case", ["bool_mask", "float_mask", "causal"])
 def test_sdpa_gradcheck_noncontiguous_leaves(case, rng):
     allowed = mt.tensor(np.array([[True, False, True, True], [False, True, False, False], [True, True, False, False]]))
@@ -423,15 +401,15 @@ def test_sdpa_gradcheck_noncontiguous_leaves(case, rng):
     else:
         kw = {"attn_mask": allowed} if case == "bool_mask" else {"is_causal": True}
         fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **kw)  # noqa: E731
-    _gradcheck_noncontiguous(fn, arrays, gg=case != "float_mask")
+    gradcheck_noncontiguous(fn, arrays, gg=case != "float_mask")
 
 
 def test_mha_gradcheck_noncontiguous_inputs_and_parameters(rng):
     m = MultiheadAttention(4, 2, batch_first=True).double()
     for p in m.parameters():  # the module's own parameters non-contiguous too
-        p.array = _noncontiguous(p.array).array
+        p.array = noncontiguous_leaf(p.array).array
     kpm = mt.tensor(np.array([[False, False, True, False], [True, False, False, False]]))
-    x, mem = _noncontiguous(randn(rng, 2, 3, 4)), _noncontiguous(randn(rng, 2, 4, 4))
+    x, mem = noncontiguous_leaf(randn(rng, 2, 3, 4)), noncontiguous_leaf(randn(rng, 2, 4, 4))
     params = tuple(m.parameters())
     assert gradcheck(lambda x, mem, *ps: m(x, mem, mem, key_padding_mask=kpm), (x, mem) + params)
     assert gradgradcheck(lambda x: m(x, x, x, is_causal=True, need_weights=False)[0], (x,))

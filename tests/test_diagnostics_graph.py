@@ -195,7 +195,7 @@ def test_save_graph_renders_svg_and_png(tmp_path):
 def test_graphviz_package_parses_the_dot():
     graphviz = pytest.importorskip("graphviz")
     _, _, y = small_expression()
-    svg = graphdiagnostics.Source(diagnostics.draw_graph(y, show_values=True)).pipe(format="svg").decode()
+    svg = graphviz.Source(diagnostics.draw_graph(y, show_values=True)).pipe(format="svg").decode()
     assert svg.count('class="node"') == 7 and svg.count('class="edge"') == 7
 
 

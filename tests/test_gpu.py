@@ -13,7 +13,7 @@ import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
 from helpers import compare_with_torch, torch
 from minitorch_ln import backend, nn
-from minitorch_ln.kernels import cuda_layernorm, cuda_optim, cuda_softmax
+from minitorch_ln.kernels import cuda_layernorm, cuda_softmax
 from minitorch_ln.kernels import layernorm as oracle
 
 pytestmark = pytest.mark.cuda

@@ -14,7 +14,6 @@ from hypothesis.extra import numpy as hnp
 
 import minitorch_ln as mt
 from minitorch_ln import kernels
-from minitorch_ln.kernels import layernorm as K
 
 from helpers import torch
 

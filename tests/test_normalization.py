@@ -5,7 +5,6 @@ The kernels themselves (compact form vs chain rule, terms, threads, numerics) ar
 CPU kernel implementation (the ``cpu_kernels`` fixture: compiled loops and NumPy).
 """
 
-import itertools
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ from minitorch_ln.ops.batch_norm import batch_norm_composed
 from minitorch_ln.ops.layer_norm import layer_norm_composed
 from minitorch_ln.ops.rms_norm import rms_norm_composed
 
-from helpers import compare_with_torch, t64, to_numpy, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
 pytestmark = pytest.mark.usefixtures("cpu_kernels")
 
@@ -540,38 +539,16 @@ def test_batch_norm_bad_inputs():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("shape,kw,pshape", LAYOUTS, ids=LAYOUT_IDS)
 def test_layer_norm_gradcheck_noncontiguous_leaves(shape, kw, pshape, rng):
     # x, weight and bias each non-contiguous; once per CPU kernel (the compiled loops see strides)
     w, b = _params(rng, pshape, True, True)
     fn = lambda x, w, b: F.layer_norm(x, weight=w, bias=b, **kw)  # noqa: E731
-    _gradcheck_noncontiguous(fn, [rng.standard_normal(shape), w, b], gg=len(shape) <= 3)
+    gradcheck_noncontiguous(fn, [rng.standard_normal(shape), w, b], gg=len(shape) <= 3)
 
 
 def test_rms_norm_and_batch_norm_gradcheck_noncontiguous_leaves(rng):
     x, w, b = rng.standard_normal((4, 3, 2)), rng.standard_normal(3), rng.standard_normal(3)
-    _gradcheck_noncontiguous(lambda x, w: F.rms_norm(x, 2, w[:2]), [x, w], gg=True)
-    _gradcheck_noncontiguous(lambda x: F.rms_norm(x, dim=1), [x])
-    _gradcheck_noncontiguous(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [x, w, b], gg=True)
+    gradcheck_noncontiguous(lambda x, w: F.rms_norm(x, 2, w[:2]), [x, w], gg=True)
+    gradcheck_noncontiguous(lambda x: F.rms_norm(x, dim=1), [x])
+    gradcheck_noncontiguous(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [x, w, b], gg=True)

@@ -3,7 +3,7 @@ PyTorch comparison (float64/float32, non-contiguous inputs), Hypothesis over geo
 
 import numpy as np
 import pytest
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -328,28 +328,6 @@ def test_pad_bad_input():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 NONCONTIG_CONV = [
     ("conv2d", lambda x, w, b: conv2d(x, w, b, stride=(2, 1), padding=(1, 0), dilation=(1, 2)), (1, 2, 5, 5), (2, 2, 2, 3), 2),
     ("conv2d_groups_same", lambda x, w, b: conv2d(x, w, b, groups=2, padding="same"), (1, 4, 3, 3), (2, 2, 3, 2), 2),
@@ -364,9 +342,9 @@ NONCONTIG_CONV = [
 @pytest.mark.parametrize("name,fn,x_shape,w_shape,nb", NONCONTIG_CONV, ids=[c[0] for c in NONCONTIG_CONV])
 def test_conv_gradcheck_noncontiguous_leaves(name, fn, x_shape, w_shape, nb, rng):
     arrays = [rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(nb)]
-    _gradcheck_noncontiguous(fn, arrays, gg=name in ("conv1d", "conv_transpose2d"))
+    gradcheck_noncontiguous(fn, arrays, gg=name in ("conv1d", "conv_transpose2d"))
 
 
 @pytest.mark.parametrize("mode,p,shape", PADS)
 def test_pad_gradcheck_noncontiguous_leaf(mode, p, shape, rng):
-    _gradcheck_noncontiguous(lambda t: pad(t, p, mode=mode) * 1.5, [rng.standard_normal(shape)], gg=True)
+    gradcheck_noncontiguous(lambda t: pad(t, p, mode=mode) * 1.5, [rng.standard_normal(shape)], gg=True)

@@ -11,7 +11,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
 F = torch.nn.functional
 
@@ -288,42 +288,20 @@ def test_gelu_exact_value():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("name,ours,theirs,domain,gg", UNARY, ids=[u[0] for u in UNARY])
 def test_unary_gradcheck_noncontiguous_leaf(name, ours, theirs, domain, gg, rng):
-    _gradcheck_noncontiguous(ours, [_input(rng, (3, 4), domain)], gg)
+    gradcheck_noncontiguous(ours, [_input(rng, (3, 4), domain)], gg)
 
 
 @pytest.mark.parametrize("name,ours,theirs,domain,gg", BINARY, ids=[b[0] for b in BINARY])
 def test_binary_gradcheck_noncontiguous_leaves_with_broadcasting(name, ours, theirs, domain, gg, rng):
-    _gradcheck_noncontiguous(ours, list(_binary_inputs(rng, (2, 1, 3), (4, 3), domain)))
+    gradcheck_noncontiguous(ours, list(_binary_inputs(rng, (2, 1, 3), (4, 3), domain)))
     if gg:
-        _gradcheck_noncontiguous(ours, list(_binary_inputs(rng, (2, 2), (2, 2), domain)), gg=True)
+        gradcheck_noncontiguous(ours, list(_binary_inputs(rng, (2, 2), (2, 2), domain)), gg=True)
 
 
 def test_where_masked_fill_gradcheck_noncontiguous_leaves(rng):
     cond = mt.tensor([[True, False, True]])
     a, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
-    _gradcheck_noncontiguous(lambda x, y: mt.where(cond, x * y, y), [a, b], gg=True)
-    _gradcheck_noncontiguous(lambda x: x.masked_fill(cond, 0.0), [a])
+    gradcheck_noncontiguous(lambda x, y: mt.where(cond, x * y, y), [a, b], gg=True)
+    gradcheck_noncontiguous(lambda x: x.masked_fill(cond, 0.0), [a])

@@ -10,7 +10,7 @@ from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 from minitorch_ln.kernels.scatter import scatter_add
 
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, noncontiguous_leaf, t64, torch
 
 F = torch.nn.functional
 
@@ -96,34 +96,12 @@ def test_scatter_add_of_rows_equals_np_add_at_to_the_bit(dtype, rng):
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 def test_embedding_gradcheck_noncontiguous_weight(rng):
     # the weight leaf non-contiguous (a transposed, strided table) and the ids too; padding_idx freezes
     # its row by definition, so the first-order checks use an id that does not occur (as above)
     ids = mt.Tensor(np.asfortranarray(IDS))
     for padding_idx in (None, 2):
-        _gradcheck_noncontiguous(lambda t: mt.embedding(ids, t, padding_idx=padding_idx) ** 2,
+        gradcheck_noncontiguous(lambda t: mt.embedding(ids, t, padding_idx=padding_idx) ** 2,
                                  [rng.standard_normal((5, 3))], gg=True)
-    w = _noncontiguous(rng.standard_normal((5, 3)))
+    w = noncontiguous_leaf(rng.standard_normal((5, 3)))
     assert gradgradcheck(lambda t: mt.embedding(ids, t, padding_idx=1) ** 2, (w,))

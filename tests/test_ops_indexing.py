@@ -10,7 +10,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
 IDX = np.array([2, 0, 2])  # a repeated index: its gradients must add up
 MASK = np.array([True, False, True])
@@ -246,31 +246,9 @@ def test_join_bad_input():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("name,ours,theirs", INDICES, ids=[i[0] for i in INDICES])
 def test_getitem_gradcheck_noncontiguous_leaf(name, ours, theirs, rng):
-    _gradcheck_noncontiguous(lambda t: t[ours] * t[ours], [rng.standard_normal((3, 4))], gg=True)
+    gradcheck_noncontiguous(lambda t: t[ours] * t[ours], [rng.standard_normal((3, 4))], gg=True)
 
 
 @pytest.mark.parametrize("name,ours,theirs", JOIN, ids=[j[0] for j in JOIN])
@@ -278,7 +256,7 @@ def test_join_split_gradcheck_noncontiguous_leaves(name, ours, theirs, rng):
     a, b = _join_inputs(rng)
     if name.startswith(("cat_last", "stack")):
         b = b[:2]
-    _gradcheck_noncontiguous(ours, [a, b])
+    gradcheck_noncontiguous(ours, [a, b])
 
 
 def test_setitem_gradcheck_noncontiguous_leaves(rng):
@@ -287,4 +265,4 @@ def test_setitem_gradcheck_noncontiguous_leaves(rng):
         y[:, [0, 2]] = v
         return y
 
-    _gradcheck_noncontiguous(ours, [rng.standard_normal((2, 4)), rng.standard_normal((2, 1))], gg=True)
+    gradcheck_noncontiguous(ours, [rng.standard_normal((2, 4)), rng.standard_normal((2, 1))], gg=True)

@@ -8,7 +8,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
 SHAPES = [
     ((3, 4), (4, 5)),
@@ -127,28 +127,6 @@ def test_linear_bad_input():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("sa,sb", SHAPES, ids=str)
 def test_matmul_gradcheck_noncontiguous_leaves(sa, sb, rng):
     small = lambda s: tuple(min(d, 3) for d in s)  # noqa: E731 - keep the Jacobians small
@@ -156,10 +134,10 @@ def test_matmul_gradcheck_noncontiguous_leaves(sa, sb, rng):
     if len(sa) >= 1 and len(sb) >= 1:
         k = sa[-1]
         sb = (*sb[:-2], k, sb[-1]) if len(sb) >= 2 else (k,)
-    _gradcheck_noncontiguous(mt.matmul, [rng.standard_normal(sa), rng.standard_normal(sb)], gg=len(sa) + len(sb) <= 4)
+    gradcheck_noncontiguous(mt.matmul, [rng.standard_normal(sa), rng.standard_normal(sb)], gg=len(sa) + len(sb) <= 4)
 
 
 @pytest.mark.parametrize("shape,with_bias", LINEAR_SHAPES, ids=str)
 def test_linear_gradcheck_noncontiguous_leaves(shape, with_bias, rng):
     arrays = [rng.standard_normal(shape), rng.standard_normal((5, shape[-1]))] + [rng.standard_normal(5)] * with_bias
-    _gradcheck_noncontiguous(F.linear, arrays, gg=bool(np.prod(shape)))
+    gradcheck_noncontiguous(F.linear, arrays, gg=bool(np.prod(shape)))

@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 import pytest
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -509,29 +509,7 @@ def test_bad_input(name, call, exc, match):
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("name,ours,theirs,make,gg", OPS, ids=IDS)
 def test_gradcheck_noncontiguous_leaves(name, ours, theirs, make, gg, rng):
     # every float input (self, src, value) a non-contiguous leaf; continuous values: no ties
-    _gradcheck_noncontiguous(ours, _continuous(make(rng, np.float64), rng), gg)
+    gradcheck_noncontiguous(ours, _continuous(make(rng, np.float64), rng), gg)

@@ -10,7 +10,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 import strategies as S
-from helpers import compare_with_torch, t64
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64
 
 # name, ours, theirs, input shape
 CASES = [
@@ -122,35 +122,13 @@ def test_bad_shape_arguments():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 # ("view" is left out: on a non-contiguous tensor PyTorch's view raises, see the test below)
 NONCONTIG_CASES = [c for c in CASES if c[0] != "view"]
 
 
 @pytest.mark.parametrize("name,ours,theirs,shape", NONCONTIG_CASES, ids=[c[0] for c in NONCONTIG_CASES])
 def test_shape_op_gradcheck_noncontiguous_leaf(name, ours, theirs, shape, rng):
-    _gradcheck_noncontiguous(lambda t: ours(t) * ours(t), [rng.standard_normal(shape)], gg=True)
+    gradcheck_noncontiguous(lambda t: ours(t) * ours(t), [rng.standard_normal(shape)], gg=True)
 
 
 def test_view_of_noncontiguous_raises_as_torch(rng):

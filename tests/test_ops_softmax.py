@@ -9,7 +9,7 @@ import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
 F = torch.nn.functional
 
@@ -221,33 +221,11 @@ def test_loss_bad_input():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("dim", [0, -1])
 @pytest.mark.parametrize("fn", [mt.softmax, mt.log_softmax], ids=["softmax", "log_softmax"])
 def test_softmax_gradcheck_noncontiguous_leaf(fn, dim, rng):
-    _gradcheck_noncontiguous(lambda t: fn(t, dim), [rng.standard_normal((2, 3, 4))])
-    _gradcheck_noncontiguous(lambda t: fn(t, dim), [rng.standard_normal((2, 3))], gg=True)
+    gradcheck_noncontiguous(lambda t: fn(t, dim), [rng.standard_normal((2, 3, 4))])
+    gradcheck_noncontiguous(lambda t: fn(t, dim), [rng.standard_normal((2, 3))], gg=True)
 
 
 @pytest.mark.parametrize("shape", [(4, 5), (3, 5, 2)], ids=str)
@@ -255,14 +233,14 @@ def test_softmax_gradcheck_noncontiguous_leaf(fn, dim, rng):
 def test_cross_entropy_gradcheck_noncontiguous_leaf(name, kw, shape, rng):
     t = mt.tensor(rng.integers(0, 5, shape[:1] + shape[2:]))
     w = rng.random(5) + 0.5
-    _gradcheck_noncontiguous(lambda a: mt.cross_entropy(a, t, **_ce_args(kw, w, "mt")), [rng.standard_normal(shape)])
+    gradcheck_noncontiguous(lambda a: mt.cross_entropy(a, t, **_ce_args(kw, w, "mt")), [rng.standard_normal(shape)])
     probs = rng.random(shape)
     probs /= probs.sum(1, keepdims=True)  # class probabilities as a non-contiguous target too
-    _gradcheck_noncontiguous(lambda a, p: mt.cross_entropy(a, p, reduction="none"), [rng.standard_normal(shape), probs])
+    gradcheck_noncontiguous(lambda a, p: mt.cross_entropy(a, p, reduction="none"), [rng.standard_normal(shape), probs])
 
 
 def test_nll_and_mse_gradcheck_noncontiguous_leaves(rng):
     x, t, w = rng.standard_normal((4, 3, 2)), mt.tensor(rng.integers(0, 3, (4, 2))), mt.tensor(rng.random(3) + 0.5)
     for reduction in ("mean", "sum", "none"):
-        _gradcheck_noncontiguous(lambda a: mt.nll_loss(a, t, weight=w, reduction=reduction), [x])
-        _gradcheck_noncontiguous(lambda a, b: mt.mse_loss(a, b, reduction=reduction), [x[:2], x[2:]])
+        gradcheck_noncontiguous(lambda a: mt.nll_loss(a, t, weight=w, reduction=reduction), [x])
+        gradcheck_noncontiguous(lambda a, b: mt.mse_loss(a, b, reduction=reduction), [x[:2], x[2:]])

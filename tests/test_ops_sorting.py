@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -194,34 +194,12 @@ def test_bad_input_errors_name_what_came():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("name,ours,theirs,gg", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
 def test_sorting_gradcheck_noncontiguous_leaf(name, ours, theirs, gg, rng):
-    _gradcheck_noncontiguous(ours, [rng.standard_normal((2, 3, 4))], gg)  # distinct values
+    gradcheck_noncontiguous(ours, [rng.standard_normal((2, 3, 4))], gg)  # distinct values
 
 
 @pytest.mark.parametrize("interpolation", INTERPOLATIONS)
 def test_quantile_gradcheck_noncontiguous_leaf(interpolation, rng):
-    _gradcheck_noncontiguous(lambda t: quantile(t, _q([0.2, 0.5], t), 0, interpolation=interpolation),
+    gradcheck_noncontiguous(lambda t: quantile(t, _q([0.2, 0.5], t), 0, interpolation=interpolation),
                              [rng.standard_normal((3, 7))])

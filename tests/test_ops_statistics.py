@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -214,33 +214,11 @@ def test_axis_is_an_alias_of_dim_as_in_pytorch(rng):
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("name,ours,theirs,gg", CASES, ids=IDS)
 def test_statistics_gradcheck_noncontiguous_leaf(name, ours, theirs, gg, rng):
     # matrix norms (SVD) and the rest on a strided, axis-reversed leaf
-    _gradcheck_noncontiguous(ours, [rng.standard_normal((2, 3, 4))], gg)
+    gradcheck_noncontiguous(ours, [rng.standard_normal((2, 3, 4))], gg)
 
 
 def test_prod_with_zeros_gradcheck_noncontiguous_leaf():
-    _gradcheck_noncontiguous(lambda t: prod(t, 1), [np.array([[2.0, 0.0, 3.0, -1.5], [0.0, 2.0, 0.0, 3.0]])], gg=True)
+    gradcheck_noncontiguous(lambda t: prod(t, 1), [np.array([[2.0, 0.0, 3.0, -1.5], [0.0, 2.0, 0.0, 3.0]])], gg=True)

@@ -12,7 +12,7 @@ from minitorch_ln.autograd import gradcheck, gradgradcheck
 from minitorch_ln import ops as U  # the unary ops (ops/unary.py, ops/unary_trig.py)
 
 import strategies as S
-from helpers import compare_with_torch, t64, torch
+from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
 # ---------------------------------------------------------------------------------------- strategies / domains
 # (new strategies for this file only)
@@ -237,28 +237,6 @@ def test_bad_input_raises_clear_errors():
 # ==================================================================================================
 # gradcheck on non-contiguous leaves (issue 13): the leaf's own .array is strided and axis-reversed
 # ==================================================================================================
-def _noncontiguous(a):
-    """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
-    transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
-    v[...] = a
-    assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
-    return mt.Tensor(v, requires_grad=True)
-
-
-def _gradcheck_noncontiguous(fn, arrays, gg=False):
-    """``fn`` at non-contiguous float64 leaves gives what it gives on contiguous ones, and passes
-    gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
-    leaves = [_noncontiguous(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    got, want = fn(*leaves), fn(*plain)
-    for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)
-    assert gradcheck(fn, tuple(leaves))
-    if gg:
-        assert gradgradcheck(fn, tuple(leaves))
-
-
 @pytest.mark.parametrize("name,ours,theirs,domain,gg", SMOOTH, ids=[u[0] for u in SMOOTH])
 def test_gradcheck_noncontiguous_leaf(name, ours, theirs, domain, gg, rng):
-    _gradcheck_noncontiguous(ours, [_input(rng, (3, 4), domain)], gg)
+    gradcheck_noncontiguous(ours, [_input(rng, (3, 4), domain)], gg)
