@@ -56,3 +56,60 @@ def array_and_dim(draw, dtype=np.float64, unique=False, min_dims=1):
     a = draw(hnp.arrays(dtype, shape, elements=elements, unique=unique))
     dim = draw(st.integers(-len(shape), len(shape) - 1))
     return a, dim
+
+
+# ------------------------------------------------------------------ strategies of single op families
+
+
+# tests/test_ops_activation.py
+@st.composite
+def array_with_kinks(draw, kinks):
+    """A float64 array of a random shape whose values are drawn from normals *and* from ``kinks``."""
+    shape = draw(nonscalar_shapes)
+    elems = st.one_of(st.floats(-8, 8, allow_nan=False, allow_infinity=False), st.sampled_from(kinks))
+    return draw(hnp.arrays(np.float64, shape, elements=elems))
+
+
+# tests/test_ops_bitwise.py
+@st.composite
+def int_arrays_and_shifts(draw):
+    dtype = draw(st.sampled_from([np.int8, np.uint8, np.int16, np.int32, np.int64]))
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
+    a = draw(hnp.arrays(dtype, shape))
+    s = draw(hnp.arrays(dtype, shape, elements=st.integers(0 if dtype == np.uint8 else -3, 70 if dtype != np.int8 else 100)))
+    return a, s
+
+
+# tests/test_ops_convolution.py
+@st.composite
+def conv_geometry(draw, nd=2):
+    groups = draw(st.integers(1, 3))
+    cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    k = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    s = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    d = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    p = tuple(draw(st.integers(0, 2)) for _ in range(nd))
+    # spatial size at least the dilated kernel minus the padding
+    size = tuple(max(1, dd * (kk - 1) + 1 - 2 * pp) + draw(st.integers(0, 4)) for kk, dd, pp in zip(k, d, p))
+    n = draw(st.integers(1, 2))
+    return {"x": (n, cg * groups) + size, "w": (og * groups, cg) + k, "kw": {"stride": s, "padding": p, "dilation": d,
+                                                                             "groups": groups}}
+
+
+# tests/test_ops_pooling.py
+@st.composite
+def pool_axis(draw, dilate=True):
+    k = draw(st.integers(1, 4))
+    d = draw(st.integers(1, 2)) if dilate else 1
+    s = draw(st.integers(1, 3))
+    p = draw(st.integers(0, k // 2))
+    n = max(1, d * (k - 1) + 1 - 2 * p) + draw(st.integers(0, 5))
+    return n, k, s, p, d
+
+
+# tests/test_ops_scatter.py
+@st.composite
+def shape_dim_seed(draw, min_dims=1):
+    """A shape of 1-3 dims (sides 1-4), a valid dim, and a seed for NumPy-generated values and indices."""
+    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=3, min_side=1, max_side=4))
+    return shape, draw(st.integers(-len(shape), len(shape) - 1)), draw(st.integers(0, 2**31 - 1))

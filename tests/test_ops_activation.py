@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
@@ -19,14 +18,6 @@ from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 F = torch.nn.functional
 
 # ================================================================================ strategies (this file)
-
-
-@st.composite
-def array_with_kinks(draw, kinks):
-    """A float64 array of a random shape whose values are drawn from normals *and* from ``kinks``."""
-    shape = draw(S.nonscalar_shapes)
-    elems = st.one_of(st.floats(-8, 8, allow_nan=False, allow_infinity=False), st.sampled_from(kinks))
-    return draw(hnp.arrays(np.float64, shape, elements=elems))
 
 
 # ================================================================================ the table
@@ -182,7 +173,7 @@ def test_hardshrink_method_and_rrelu_training_noise():
 # ================================================================================ 3. properties
 
 
-@given(st.sampled_from(ELEMENTWISE).flatmap(lambda op: st.tuples(st.just(op), array_with_kinks(op[4] or [0.0]))))
+@given(st.sampled_from(ELEMENTWISE).flatmap(lambda op: st.tuples(st.just(op), S.array_with_kinks(op[4] or [0.0]))))
 def test_property_matches_torch_on_any_shape_including_kinks(op_and_array):
     (name, ours, theirs, _, _), a = op_and_array
     compare_with_torch(ours, theirs, [a], **_tol(name, a.dtype))

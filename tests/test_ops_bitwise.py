@@ -5,27 +5,18 @@ integer or bool tensors, which never require grad; that is checked instead of gr
 import numpy as np
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch_ln as mt
 from minitorch_ln.ops import bitwise as W
 
+import strategies as S
 from helpers import torch
 
 # ---------------------------------------------------------------------------------------- strategies
 # (new strategies for this file only)
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]
-
-
-@st.composite
-def int_arrays_and_shifts(draw):
-    dtype = draw(st.sampled_from(INT_DTYPES))
-    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
-    a = draw(hnp.arrays(dtype, shape))
-    s = draw(hnp.arrays(dtype, shape, elements=st.integers(0 if dtype == np.uint8 else -3, 70 if dtype != np.int8 else 100)))
-    return a, s
 
 
 BINARY = [("bitwise_and", W.bitwise_and, torch.bitwise_and), ("bitwise_or", W.bitwise_or, torch.bitwise_or),
@@ -58,7 +49,7 @@ def test_matches_torch_per_dtype_with_broadcasting(name, ours, theirs, dtype, rn
     _same(ours(mt.tensor(a), mt.tensor(b)), theirs(torch.from_numpy(a), torch.from_numpy(b)))
 
 
-@given(int_arrays_and_shifts())
+@given(S.int_arrays_and_shifts())
 def test_property_shifts_match_torch_at_any_amount(a_s):
     a, s = a_s  # negative shifts and shifts past the bit width included
     for ours, theirs in ((W.bitwise_left_shift, torch.bitwise_left_shift), (W.bitwise_right_shift, torch.bitwise_right_shift)):

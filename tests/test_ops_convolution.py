@@ -3,6 +3,7 @@ PyTorch comparison (float64/float32, non-contiguous inputs), Hypothesis over geo
 
 import numpy as np
 import pytest
+import strategies as S
 from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,21 +26,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 # ==================================================================================================
 # Strategies for this file: a valid convolution geometry
 # ==================================================================================================
-@st.composite
-def conv_geometry(draw, nd=2):
-    groups = draw(st.integers(1, 3))
-    cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2))
-    k = tuple(draw(st.integers(1, 3)) for _ in range(nd))
-    s = tuple(draw(st.integers(1, 3)) for _ in range(nd))
-    d = tuple(draw(st.integers(1, 2)) for _ in range(nd))
-    p = tuple(draw(st.integers(0, 2)) for _ in range(nd))
-    # spatial size at least the dilated kernel minus the padding
-    size = tuple(max(1, dd * (kk - 1) + 1 - 2 * pp) + draw(st.integers(0, 4)) for kk, dd, pp in zip(k, d, p))
-    n = draw(st.integers(1, 2))
-    return {"x": (n, cg * groups) + size, "w": (og * groups, cg) + k, "kw": {"stride": s, "padding": p, "dilation": d,
-                                                                             "groups": groups}}
-
-
 # ==================================================================================================
 # conv2d / conv1d
 # ==================================================================================================
@@ -133,14 +119,14 @@ def test_conv2d_third_order_through_create_graph(rng):
     assert gradgradcheck(fn, (x, w))
 
 
-@given(conv_geometry())
+@given(S.conv_geometry())
 def test_conv2d_property_matches_torch_over_geometry(g):
     rng = np.random.default_rng(0)
     compare_with_torch(lambda x, w, b: conv2d(x, w, b, **g["kw"]), lambda x, w, b: F.conv2d(x, w, b, **g["kw"]),
                        _arrays(rng, g["x"], g["w"], np.float64))
 
 
-@given(conv_geometry(nd=1))
+@given(S.conv_geometry(nd=1))
 def test_conv1d_property_matches_torch_over_geometry(g):
     rng = np.random.default_rng(0)
     compare_with_torch(lambda x, w: conv1d(x, w, **g["kw"]), lambda x, w: F.conv1d(x, w, **g["kw"]),

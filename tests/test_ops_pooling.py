@@ -3,6 +3,7 @@ non-contiguous inputs, indices, ties, NaN), Hypothesis over geometry, bad input.
 
 import numpy as np
 import pytest
+import strategies as S
 from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,16 +27,6 @@ F = torch.nn.functional
 # ==================================================================================================
 # Strategies for this file: a valid pooling geometry for one axis
 # ==================================================================================================
-@st.composite
-def pool_axis(draw, dilate=True):
-    k = draw(st.integers(1, 4))
-    d = draw(st.integers(1, 2)) if dilate else 1
-    s = draw(st.integers(1, 3))
-    p = draw(st.integers(0, k // 2))
-    n = max(1, d * (k - 1) + 1 - 2 * p) + draw(st.integers(0, 5))
-    return n, k, s, p, d
-
-
 MAX2D = [
     {"kernel_size": 2},
     {"kernel_size": 3, "stride": 2, "padding": 1},
@@ -143,7 +134,7 @@ def test_pool_gradcheck_and_gradgradcheck(i, rng):
     assert gradgradcheck(POOL_FNS[i], (x,))
 
 
-@given(pool_axis(), pool_axis(), st.booleans(), st.booleans())
+@given(S.pool_axis(), S.pool_axis(), st.booleans(), st.booleans())
 def test_max_pool2d_property_matches_torch(ax_h, ax_w, ceil, as_1d):
     (h, kh, sh, ph, dh), (w, kw, sw, pw, dw) = ax_h, ax_w
     a = np.random.default_rng(0).standard_normal((1, 2, h, w))
@@ -174,7 +165,7 @@ def test_max_pool_window_wholly_in_padding_gives_minus_inf_and_no_gradient():
     assert np.all(x.grad.array == 0)
 
 
-@given(pool_axis(dilate=False), pool_axis(dilate=False), st.booleans(), st.booleans(),
+@given(S.pool_axis(dilate=False), S.pool_axis(dilate=False), st.booleans(), st.booleans(),
        st.one_of(st.none(), st.integers(1, 5)))
 def test_avg_pool2d_property_matches_torch(ax_h, ax_w, ceil, cip, div):
     (h, kh, sh, ph, _), (w, kw, sw, pw, _) = ax_h, ax_w

@@ -4,6 +4,7 @@ import functools
 
 import numpy as np
 import pytest
+import strategies as S
 from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -40,13 +41,6 @@ from minitorch_ln.ops.scatter import (
 # ---------------------------------------------------------------------------------------------------
 # Strategies for this file
 # ---------------------------------------------------------------------------------------------------
-
-
-@st.composite
-def shape_dim_seed(draw, min_dims=1):
-    """A shape of 1-3 dims (sides 1-4), a valid dim, and a seed for NumPy-generated values and indices."""
-    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=3, min_side=1, max_side=4))
-    return shape, draw(st.integers(-len(shape), len(shape) - 1)), draw(st.integers(0, 2**31 - 1))
 
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
@@ -290,7 +284,7 @@ def test_segment_reduce_matches_ufunc_at(reduce, dtype, rng):
 # ---------------------------------------------------------------------------------------------------
 
 
-@given(shape_dim_seed(), st.sampled_from(REDUCES), st.booleans())
+@given(S.shape_dim_seed(), st.sampled_from(REDUCES), st.booleans())
 def test_property_scatter_reduce_matches_torch(sds, reduce, include_self):
     shape, dim, seed = sds
     rng = np.random.default_rng(seed)
@@ -301,7 +295,7 @@ def test_property_scatter_reduce_matches_torch(sds, reduce, include_self):
                        [rng.standard_normal(shape), idx, src])
 
 
-@given(shape_dim_seed())
+@given(S.shape_dim_seed())
 def test_property_gather_is_take_along_axis_and_adjoint_of_scatter_add(sds):
     shape, dim, seed = sds
     rng = np.random.default_rng(seed)
@@ -314,7 +308,7 @@ def test_property_gather_is_take_along_axis_and_adjoint_of_scatter_add(sds):
     np.testing.assert_allclose(float((y.array * g).sum()), float((x * back.array).sum()), rtol=1e-10, atol=1e-12)
 
 
-@given(shape_dim_seed(), st.integers(0, 5))
+@given(S.shape_dim_seed(), st.integers(0, 5))
 def test_property_index_select_add_match_torch(sds, k):
     shape, dim, seed = sds
     rng = np.random.default_rng(seed)
