@@ -115,7 +115,7 @@ def test_sample_is_seeded(run_dir, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--prompt", "xyz\u00e9"], "character 'x' (U+0078) at position 0 is not in the vocabulary"),
-    (["--temperature", "0"], "--temperature must be > 0"),
+    (["--temperature", "-1"], "--temperature must be >= 0"),  # 0 is greedy decoding (issue 15)
     (["--max-new-tokens", "-1"], "--max-new-tokens must be >= 0"),
     (["--top-k", "0"], "--top-k must be >= 1"),
     (["--prompt", ""], "the prompt is empty"),

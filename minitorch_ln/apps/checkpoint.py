@@ -30,7 +30,7 @@ from .. import backend
 from ..serialization import SerializationError, atomic_write_text, load, save
 from ..tensor import Tensor
 
-__all__ = ["CheckpointError", "write_checkpoint", "read_checkpoint", "resolve_checkpoint", "latest_step",
+__all__ = ["CheckpointError", "RunDirLocked", "RunLock", "LOCK_FILE", "write_checkpoint", "read_checkpoint", "resolve_checkpoint", "latest_step",
            "flatten_state", "unflatten_state", "get_rng_states", "set_rng_states", "reseed_devices"]
 
 FORMAT_VERSION = 1
@@ -38,7 +38,85 @@ _FILES = ("model.safetensors", "optimizer.safetensors", "config.json")
 
 
 class CheckpointError(RuntimeError):
-    """A missing, corrupt, truncated or incompatible checkpoint."""
+    """A missing, corrupt, truncated or incompatible checkpoint, or one that could not be written."""
+
+
+# ----------------------------------------------------------------------------------------------
+# One run at a time in a run directory
+# ----------------------------------------------------------------------------------------------
+
+LOCK_FILE = ".lock"  # OUT/.lock: held (fcntl.flock) by the run writing OUT, holding its PID
+
+
+class RunDirLocked(RuntimeError):
+    """Another process is running in this run directory."""
+
+
+class RunLock:
+    """An exclusive ``fcntl.flock`` on ``OUT/.lock`` for as long as a run writes ``OUT``.
+
+    The kernel releases the lock when the process ends, however it ends (a crash, ``kill -9``), so
+    a lock is never stale; :meth:`release` also removes the file. The file holds the holder's PID,
+    which a refused run names. Where ``fcntl`` does not exist (Windows) nothing is locked.
+
+    Raises (from :meth:`acquire`):
+        RunDirLocked: when another process holds the lock.
+    """
+
+    def __init__(self, out_dir):
+        self.out_dir = os.fspath(out_dir)
+        self.path = os.path.join(self.out_dir, LOCK_FILE)
+        self._file = None
+
+    def acquire(self) -> "RunLock":
+        try:
+            import fcntl  # noqa: PLC0415
+        except ImportError:  # pragma: no cover - not POSIX
+            return self
+        while True:
+            f = open(self.path, "a+", encoding="utf-8")
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # BlockingIOError: held by another process
+                f.seek(0)
+                pid = f.read().strip()
+                f.close()
+                who = f"process {pid}" if pid.isdigit() else "another process (its PID is not written yet)"
+                raise RunDirLocked(
+                    f"{self.out_dir} is in use by another `minitorch-ln train` run ({who}): wait for it to finish "
+                    "or stop it, or choose another --out"
+                ) from None
+            try:  # the holder before us may have removed the file we opened: lock the one at the path
+                same = os.path.samestat(os.fstat(f.fileno()), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            f.close()
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        self._file = f
+        return self
+
+    def release(self) -> None:
+        """Remove the lock file, then unlock (in this order, see :meth:`acquire`)."""
+        if self._file is None:
+            return
+        try:
+            os.remove(self.path)
+        except OSError:
+            pass
+        self._file.close()  # closing the file releases the flock
+        self._file = None
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,15 +22,15 @@ EXIT_USER_ERROR = 1
 def _user_errors() -> tuple:
     """Exceptions that mean bad input, reported in one line rather than a traceback."""
     from ..backend import DeviceError  # noqa: PLC0415
-    from .checkpoint import CheckpointError  # noqa: PLC0415
+    from .checkpoint import CheckpointError, RunDirLocked  # noqa: PLC0415
     from .corpus import CorpusError  # noqa: PLC0415
     from .dataset import DatasetError  # noqa: PLC0415
     from .tokenizer import TokenizerError  # noqa: PLC0415
     from ..serialization import SerializationError  # noqa: PLC0415
     from .train import ConfigError  # noqa: PLC0415
 
-    return (DeviceError, CheckpointError, CorpusError, DatasetError, TokenizerError, SerializationError,
-            ConfigError, FileNotFoundError)
+    return (DeviceError, CheckpointError, RunDirLocked, CorpusError, DatasetError, TokenizerError,
+            SerializationError, ConfigError, FileNotFoundError)
 
 
 def _fail(command: str, exc: BaseException) -> int:
@@ -102,9 +102,13 @@ differs between Python versions, so the run records its size and SHA-256.
 
 --resume continues the run in --out exactly where it stopped (same batches, same losses, the same
 final weights); --steps is the run's total, and only --steps and --device may change on resume.
-Ctrl-C saves a checkpoint and exits (status 130); a NaN/Inf loss stops the run (status 3) naming
-the step and the op, keeping the last good checkpoint. A run that stopped before its first
-checkpoint can simply be started again with the same --out.
+Ctrl-C, a plain `kill` (SIGTERM) or a closed terminal (SIGHUP) saves a checkpoint and exits (status
+130); a NaN/Inf loss stops the run (status 3) naming the step and the op, keeping the last good
+checkpoint. A run that stopped before its first checkpoint can simply be started again with the
+same --out. One run at a time writes an --out: a second is refused, naming the first's process.
+
+--text is read in bounded memory: its token ids go to a memory-mapped file in the temporary
+directory ($TMPDIR), 2 bytes a character, and a text too large for the space there is refused.
 """
 
 
@@ -162,6 +166,9 @@ def _cmd_train(args) -> int:
         summary = train(overrides, out_dir=args.out, resume=args.resume, progress=not args.no_progress, **extra)
     except _user_errors() + (ValueError,) as exc:
         return _fail("train", exc)
+    except OSError as exc:  # a write that failed outside a checkpoint (metrics.jsonl, sample.txt): a full disk
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _fail("train", f"cannot write into --out {args.out}{where}: {exc.strerror or exc}")
     except MemoryError:
         return _out_of_memory("train", "building the model or a batch (activations grow with --batch-size x "
                               "--block-size, attention with --block-size squared)",
@@ -183,21 +190,58 @@ def _add_train(sub) -> None:
 # ------------------------------------------------------------------------------------------ sample
 
 
+_BARE_FLAGS = ("preset", "config", "vocab_size", "block_size", "n_layer", "n_head", "d_model", "norm")
+
+
+def _load_for_sampling(args):
+    """``(model, tokenizer)``: a run/checkpoint directory, or a bare .safetensors file with a config."""
+    from .sampling import load_model, load_weights  # noqa: PLC0415
+    from .tokenizer import CharTokenizer  # noqa: PLC0415
+
+    given = [f"--{f.replace('_', '-')}" for f in _BARE_FLAGS + ("vocab_from",) if getattr(args, f) is not None]
+    if not (os.path.isfile(args.checkpoint) and args.checkpoint.endswith(".safetensors")):
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to a bare .safetensors weights file only; the checkpoint "
+                             f"{args.checkpoint} carries its own configuration")
+        model, tok, _ = load_model(args.checkpoint, device=args.device)
+        return model, tok
+    fields = {f: getattr(args, f) for f in _BARE_FLAGS[2:-1]}
+    if args.norm is not None:
+        fields["norm_first"] = args.norm == "pre"
+    model, tok, _ = load_weights(args.checkpoint, args.preset, args.config, device=args.device, **fields)
+    if args.vocab_from is not None:  # the characters of the training text, numbered as `train` numbers them
+        from .corpus import iter_clean_text  # noqa: PLC0415
+
+        chars = set()
+        for piece in iter_clean_text(args.vocab_from):
+            chars.update(piece)
+        tok = CharTokenizer(chars)
+        if tok.vocab_size != model.config.vocab_size:
+            raise ValueError(f"--vocab-from {args.vocab_from} has {tok.vocab_size} distinct characters, but the "
+                             f"model has {model.config.vocab_size} token embeddings")
+    if tok is None:
+        from .sampling import IdCodec  # noqa: PLC0415
+
+        tok = IdCodec(model.config.vocab_size)  # no vocabulary: token ids in and out
+    return model, tok
+
+
 def _cmd_sample(args) -> int:
     from .. import backend  # noqa: PLC0415
-    from .sampling import generate_text, load_model  # noqa: PLC0415
+    from .sampling import generate_text  # noqa: PLC0415
 
     try:
         if args.max_new_tokens < 0:
             raise ValueError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
-        if not args.temperature > 0:
-            raise ValueError(f"--temperature must be > 0, got {args.temperature}")
+        if not args.temperature >= 0:
+            raise ValueError(f"--temperature must be >= 0 (0: greedy, the likeliest token each step), "
+                             f"got {args.temperature}")
         if args.top_k is not None and args.top_k < 1:
             raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
         check_seed(args.seed)
         if args.device is not None and backend.Device(args.device).type == "cuda":
             backend.cupy_or_error()
-        model, tok, _ = load_model(args.checkpoint, device=args.device)
+        model, tok = _load_for_sampling(args)
         prompt = args.prompt if args.prompt is not None else ("\n" if "\n" in tok.stoi else tok.chars[0])
         backend.manual_seed(args.seed)
         text = generate_text(model, tok, prompt, args.max_new_tokens, args.temperature, args.top_k)
@@ -210,15 +254,33 @@ def _cmd_sample(args) -> int:
 
 
 def _add_sample(sub) -> None:
-    p = sub.add_parser("sample", help="generate text from a checkpoint written by `train`")
-    p.add_argument("--checkpoint", default="runs/train", metavar="DIR",
-                   help="a run directory (its latest checkpoint) or a ckpt-* directory (default runs/train)")
+    p = sub.add_parser("sample", help="generate text from a checkpoint written by `train`, or a .safetensors file",
+                       description="Continue a prompt with a trained GPT. --checkpoint is a run directory, a "
+                                   "ckpt-* directory, or a bare .safetensors state dict of nn.GPT (e.g. written "
+                                   "by PyTorch from the same-named model) whose configuration is given with "
+                                   "--config or --preset and the size flags; its vocabulary comes from --config "
+                                   "('tokenizer' or 'chars') or --vocab-from, else prompt and output are token ids.")
+    p.add_argument("--checkpoint", default="runs/train", metavar="PATH",
+                   help="a run directory (its latest checkpoint), a ckpt-* directory, or a .safetensors weights "
+                        "file (default runs/train)")
     p.add_argument("--prompt", default=None, help="text to continue (default: a newline)")
     p.add_argument("--max-new-tokens", type=int, default=300, help="characters to generate (default 300)")
-    p.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default 1.0)")
+    p.add_argument("--temperature", type=float, default=1.0,
+                   help="softmax temperature; 0: greedy decoding, the likeliest character each step (default 1.0)")
     p.add_argument("--top-k", type=int, default=None, help="sample only among the k likeliest characters")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: the run's)")
+    g = p.add_argument_group("a bare .safetensors weights file: its configuration")
+    g.add_argument("--config", default=None, metavar="JSON",
+                   help="a JSON file or inline object of GPTConfig fields, or a run's config.json")
+    g.add_argument("--preset", default=None, choices=["tiny", "small"], help="the model size it was built with")
+    for flag, what in (("--vocab-size", "vocabulary size (default: from tok_emb.weight)"),
+                       ("--block-size", "context length (default: from pos_emb.weight)"),
+                       ("--n-layer", "blocks"), ("--n-head", "attention heads"), ("--d-model", "model width")):
+        g.add_argument(flag, type=int, default=None, help=what)
+    g.add_argument("--norm", default=None, choices=["pre", "post"], help="LayerNorm placement (default pre)")
+    g.add_argument("--vocab-from", default=None, metavar="TEXT",
+                   help="the training text: its characters, sorted, are the vocabulary (as `train` builds it)")
     allow_negative_values(p)
     p.set_defaults(func=_cmd_sample)
 

@@ -24,7 +24,8 @@ class TokenDataset:
     """Token ids split into a training part (the start) and a held-out part (the end).
 
     Args:
-        ids: int token ids, shape ``(N,)``.
+        ids: int token ids, shape ``(N,)``: any integer dtype, kept as it is (no copy), e.g. the
+            ``uint16`` memmap of :func:`minitorch_ln.apps.corpus.load_text_ids`; batches are int64.
         val_fraction: the fraction of ``ids`` kept for held-out evaluation, in ``(0, 1)``; the
             held-out part is the *last* ``val_fraction`` of the text (a contiguous tail, so that no
             held-out window overlaps a training one).
@@ -42,7 +43,6 @@ class TokenDataset:
         n_val = int(round(len(ids) * val_fraction))
         if n_val < 1 or len(ids) - n_val < 1:
             raise DatasetError(f"{len(ids)} tokens are too few to split with val_fraction={val_fraction}")
-        ids = ids.astype(np.int64)
         self.splits = {"train": ids[: len(ids) - n_val], "val": ids[len(ids) - n_val:]}  # (N_train,), (N_val,)
 
     def __len__(self) -> int:
@@ -71,9 +71,9 @@ class TokenDataset:
     @staticmethod
     def _windows(data, starts, block_size, device):
         offsets = starts[:, None] + np.arange(block_size + 1)[None, :]  # (B, T+1)
-        windows = data[offsets]  # (B, T+1)
-        x = Tensor(np.ascontiguousarray(windows[:, :-1]), device=device)  # (B, T)
-        y = Tensor(np.ascontiguousarray(windows[:, 1:]), device=device)  # (B, T)
+        windows = data[offsets]  # (B, T+1), the ids' dtype
+        x = Tensor(windows[:, :-1].astype(np.int64), device=device)  # (B, T), contiguous
+        y = Tensor(windows[:, 1:].astype(np.int64), device=device)  # (B, T)
         return x, y
 
     def get_batch(self, split: str, batch_size: int, block_size: int, device=None):
@@ -105,7 +105,14 @@ class TokenDataset:
         The unigram baseline predicts every character from these frequencies, ignoring context; its
         held-out cross-entropy is what a model learns before it learns anything about order.
         """
-        counts = np.bincount(self.splits["train"], minlength=vocab_size).astype(np.float64) + 1.0  # (V,)
+        data, step = self.splits["train"], 1 << 22  # counted in chunks: a memmap is never read whole
+        counts = np.zeros(vocab_size, dtype=np.int64)
+        for i in range(0, len(data), step):
+            part = np.bincount(data[i:i + step], minlength=vocab_size)
+            if len(part) > len(counts):
+                counts = np.pad(counts, (0, len(part) - len(counts)))
+            counts[:len(part)] += part
+        counts = counts.astype(np.float64) + 1.0  # (V,)
         return np.log(counts / counts.sum())
 
     def unigram_loss(self, targets, vocab_size: int) -> float:

@@ -15,10 +15,16 @@ One run, top to bottom (:func:`train`):
 Resuming (``resume=True``) reloads the weights, AdamW's moments, the step, and the CPU random
 generators' states (GPU generators are re-seeded from the seed and the step at every checkpoint
 instead, see :mod:`minitorch_ln.checkpoint`), so the resumed run draws the same batches and dropout
-masks and its losses and final weights equal the uninterrupted run's (bit for bit on the CPU). Ctrl-C finishes the current
-step, saves a checkpoint and returns :data:`EXIT_INTERRUPTED`; a NaN/Inf loss or gradient stops the
-run before the update (keeping the last good checkpoint), and the step is re-run under
+masks and its losses and final weights equal the uninterrupted run's (bit for bit on the CPU). Ctrl-C
+(SIGINT), and equally SIGTERM (a plain ``kill``, a job scheduler) and SIGHUP (a closed terminal), finishes
+the current step, saves a checkpoint and returns :data:`EXIT_INTERRUPTED`; a NaN/Inf loss or gradient
+stops the run before the update (keeping the last good checkpoint), and the step is re-run under
 ``detect_anomaly`` to name the op that made it.
+
+A run holds a lock on its directory (:class:`~minitorch_ln.apps.checkpoint.RunLock`): a second run
+into the same ``out_dir`` is refused, naming the first one's process. A checkpoint that cannot be
+written (a full disk) stops the run with a :class:`CheckpointError` saying so; the previous
+checkpoint stays the current one, intact.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from .. import backend
 from ..autograd import AnomalyError, detect_anomaly, no_grad
 from ..autograd.anomaly import explain_nonfinite
 from .checkpoint import (
-    get_rng_states, latest_step, reseed_devices, resolve_checkpoint, set_rng_states,
+    CheckpointError, get_rng_states, latest_step, reseed_devices, resolve_checkpoint, set_rng_states,
     write_checkpoint,
 )
 from .dataset import TokenDataset
@@ -51,14 +57,10 @@ SAMPLE_TEMPERATURE = 0.8
 
 
 from .train_setup import (  # noqa: F401 - TrainConfig and the builders are re-exported
-    ConfigError, TrainConfig, _make_out_dir, _prepare, _truncate_metrics, build_model, build_optimizer,
-    build_scheduler, default_warmup_steps,
+    ConfigError, TrainConfig, _lock_out_dir, _make_out_dir, _prepare, _remove_empty, _truncate_metrics,
+    build_model, build_optimizer, build_scheduler, default_warmup_steps,
 )
 
-__all__ = ["TrainConfig", "ConfigError", "train", "build_model", "build_optimizer", "build_scheduler", "evaluate",
-           "load_model", "unigram_baseline", "EXIT_OK", "EXIT_ERROR", "EXIT_NONFINITE", "EXIT_INTERRUPTED"]
-
-EXIT_OK, EXIT_ERROR, EXIT_NONFINITE, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 def unigram_baseline(dataset: TokenDataset, eval_batches, vocab_size: int) -> float:
@@ -86,27 +88,39 @@ def evaluate(model, eval_batches) -> float:
 
 
 class _StopFlag:
-    """First Ctrl-C: finish the step, save, exit. Second Ctrl-C: the usual KeyboardInterrupt."""
+    """First Ctrl-C (or SIGTERM, SIGHUP): finish the step, save, exit. A second one: KeyboardInterrupt.
+
+    An ignored SIGHUP (``nohup``) is left ignored.
+    """
+
+    SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
     def __init__(self):
-        self.requested = False
-        self._previous = None
+        self.requested = None  # the name of the signal that asked to stop
+        self._previous = {}
 
     def __enter__(self):
-        try:
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        except ValueError:  # not the main thread: leave Ctrl-C as it is
-            self._previous = None
+        for name in self.SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is None:  # SIGHUP does not exist on Windows
+                continue
+            try:
+                if name == "SIGHUP" and signal.getsignal(sig) is signal.SIG_IGN:
+                    continue  # under nohup: the terminal's closing must not stop the run
+                self._previous[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: leave the signals as they are
+                break
         return self
 
     def _handle(self, signum, frame):
         if self.requested:
             raise KeyboardInterrupt
-        self.requested = True
+        self.requested = signal.Signals(signum).name
 
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous = {}
         return False
 
 
@@ -137,8 +151,20 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
     Raises:
         ConfigError, CorpusError, DatasetError, DeviceError, CheckpointError, TokenizerError: bad
         input, each raised before anything in ``out_dir`` is written.
+        RunDirLocked: another run is writing ``out_dir``.
+        CheckpointError: a checkpoint could not be written (e.g. the disk is full); the previous one is intact.
     """
     out_dir = os.fspath(out_dir)
+    lock, created = _lock_out_dir(out_dir, resume)
+    try:
+        return _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars)
+    finally:
+        if lock is not None:
+            lock.release()
+        _remove_empty(created)  # what this call created, when nothing was written into it (bad input)
+
+
+def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -> dict:
     cfg, ck, corpus, tok, dataset = _prepare(overrides, out_dir, resume)
     backend.manual_seed(cfg.seed)
     model = build_model(cfg, tok.vocab_size)
@@ -178,9 +204,17 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
     def checkpoint(val_loss=None):
         if latest_step(out_dir) == step:
             return
-        write_checkpoint(out_dir, step, model.state_dict(), optimizer.state_dict(), run_config,
-                         {"rng": get_rng_states(), "scheduler": scheduler.state_dict(),
-                          "val_loss": val_loss, "unigram_loss": baseline})
+        try:
+            write_checkpoint(out_dir, step, model.state_dict(), optimizer.state_dict(), run_config,
+                             {"rng": get_rng_states(), "scheduler": scheduler.state_dict(),
+                              "val_loss": val_loss, "unigram_loss": baseline})
+        except OSError as exc:  # a full disk, a quota, an I/O error: write_checkpoint removed its partial files
+            bar.close()
+            last = latest_step(out_dir)
+            kept = (f"the previous checkpoint (step {last}) is intact and still the current one" if last is not None
+                    else "no earlier checkpoint exists")
+            raise CheckpointError(f"could not write the checkpoint of step {step} into {out_dir}: "
+                                  f"{exc.strerror or exc}; {kept}") from None
         reseed_devices(cfg.seed, step)  # GPU generators: their state is too large to save (see checkpoint.py)
 
     from tqdm import tqdm  # noqa: PLC0415
@@ -229,7 +263,8 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
                 return stop_nonfinite(what + "; the weights were not updated",
                                       _diagnose(model, dataset, cfg, block_size, rng_before))
             lr = optimizer.param_groups[0]["lr"]
-            optimizer.step()
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflowing update is reported just below
+                optimizer.step()
             bad = _nonfinite_parameter(model)
             if bad is not None:  # finite gradients, but the update itself overflowed (a huge --lr)
                 return stop_nonfinite(
@@ -256,9 +291,10 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         bar.close()
         summary["step"] = step
         summary["train_seconds"] = time.perf_counter() - t_run
-        if step < cfg.steps:  # Ctrl-C
+        if step < cfg.steps:  # Ctrl-C, SIGTERM or SIGHUP
             checkpoint(val_loss)
-            _say(f"interrupted at step {step} of {cfg.steps}: checkpoint saved in {out_dir}; continue with "
+            by = "" if stop.requested == "SIGINT" else f" by {stop.requested}"
+            _say(f"interrupted{by} at step {step} of {cfg.steps}: checkpoint saved in {out_dir}; continue with "
                  f"`minitorch-ln train --out {out_dir} --resume`", quiet)
             summary["exit_code"] = EXIT_INTERRUPTED
             return summary
@@ -277,7 +313,7 @@ def _report(summary, model, tok, corpus, cfg, out_dir, metrics_path, sample_char
     png = plot_losses(metrics_path, os.path.join(out_dir, "loss.png"), baseline)
     backend.manual_seed(cfg.seed)  # the sample depends on the weights and the seed, not on the run's history
     sample = generate_text(model, tok, "\n" if "\n" in tok.stoi else tok.chars[0], sample_chars, SAMPLE_TEMPERATURE)
-    words = corpus_word_fraction(sample, corpus.text)
+    words = corpus_word_fraction(sample, corpus.text if corpus.text is not None else corpus.words)
     from ..serialization import atomic_write_text  # noqa: PLC0415
 
     atomic_write_text(os.path.join(out_dir, "sample.txt"), sample)

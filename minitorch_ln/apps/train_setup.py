@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, fields
 
 from .. import backend
 from .checkpoint import (
-    CheckpointError, latest_step, read_checkpoint,
+    LOCK_FILE, CheckpointError, RunLock, latest_step, read_checkpoint,
 )
-from .corpus import CorpusError, default_corpus, load_text
+from .corpus import CorpusError, default_corpus, load_text_ids
 from .dataset import TokenDataset
 from .tokenizer import CharTokenizer
 
@@ -175,8 +175,9 @@ def default_warmup_steps(decay_steps: int) -> int:
 
 
 def _read_corpus(cfg: TrainConfig):
-    corpus = load_text(cfg.text) if cfg.text is not None else default_corpus()
-    distinct = sorted(set(corpus.text))
+    # a text file is read in bounded memory, as token ids in a memmap; the built-in corpus is small
+    corpus = load_text_ids(cfg.text) if cfg.text is not None else default_corpus()
+    distinct = list(corpus.chars) if corpus.chars is not None else sorted(set(corpus.text))
     if len(distinct) < 2:
         raise CorpusError(
             f"{corpus.description} has only {len(distinct)} distinct character ({''.join(distinct)!r}): expected "
@@ -205,6 +206,39 @@ def _check_out_dir(out_dir: str) -> None:
         raise ConfigError(f"cannot write to --out {out_dir}: {parent} is a file, not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"cannot write to --out {out_dir}: no permission to write in {parent}")
+
+
+def _remove_empty(dirs) -> None:
+    for d in dirs:
+        try:
+            os.rmdir(d)
+        except OSError:  # not empty: the run wrote into it
+            break
+
+
+def _lock_out_dir(out_dir: str, resume: bool):
+    """Lock ``out_dir`` (creating it for a fresh run): ``(RunLock or None, [directories created, deepest first])``."""
+    if resume and not os.path.isdir(out_dir):
+        return None, []  # _prepare says there is nothing to resume
+    if not resume:
+        _check_out_dir(out_dir)
+    created, d = [], os.path.abspath(out_dir)
+    while not os.path.exists(d):
+        created.append(d)
+        d = os.path.dirname(d)
+    try:
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot write to --out {out_dir}: the directory cannot be created there "
+                              f"({exc.strerror or exc})") from None
+        try:
+            return RunLock(out_dir).acquire(), created
+        except OSError as exc:
+            raise ConfigError(f"cannot write to --out {out_dir}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove_empty(created)
+        raise
 
 
 def _make_out_dir(out_dir: str, fresh: bool) -> None:
@@ -302,7 +336,7 @@ def _prepare(overrides, out_dir: str, resume: bool):
         cfg, ck = _resolve_resume(out_dir, overrides)
     else:
         _check_out_dir(out_dir)
-        held = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+        held = sorted(n for n in os.listdir(out_dir) if n != LOCK_FILE) if os.path.isdir(out_dir) else []
         if latest_step(out_dir) is not None:
             raise ConfigError(
                 f"{out_dir!r} already holds a run (checkpoint at step {latest_step(out_dir)}): pass --resume to "
@@ -329,6 +363,13 @@ def _prepare(overrides, out_dir: str, resume: bool):
             f"the corpus has changed since the run started (SHA-256 {corpus.sha256[:12]}... now, "
             f"{ck['config']['corpus']['sha256'][:12]}... then): resuming would train on different text"
         )
-    tok = CharTokenizer.from_dict(ck["config"]["tokenizer"]) if ck else CharTokenizer.from_text(corpus.text)
-    dataset = TokenDataset(tok.encode(corpus.text), val_fraction=cfg.val_fraction)
+    if corpus.ids is None:  # the text is in memory
+        tok = CharTokenizer.from_dict(ck["config"]["tokenizer"]) if ck else CharTokenizer.from_text(corpus.text)
+        ids = tok.encode(corpus.text)
+    else:  # ids numbered by the corpus's sorted vocabulary, as CharTokenizer numbers them
+        tok = CharTokenizer(corpus.chars)
+        if ck is not None and CharTokenizer.from_dict(ck["config"]["tokenizer"]) != tok:
+            raise ConfigError("the corpus's characters differ from the vocabulary the run was started with")
+        ids = corpus.ids
+    dataset = TokenDataset(ids, val_fraction=cfg.val_fraction)
     return cfg, ck, corpus, tok, dataset
