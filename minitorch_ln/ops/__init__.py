@@ -75,4 +75,5 @@ from .loss_margin import (
     soft_margin_loss, triplet_margin_loss,
 )
 from .distance import cdist, cosine_similarity, normalize, pairwise_distance
-from . import inplace, tensor_methods  # noqa: F401 - attach Tensor's methods
+from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
+from . import dtype_ops, inplace, tensor_methods  # noqa: F401 - attach Tensor's methods
