@@ -3,7 +3,9 @@
 Registration works as in ``torch.nn.Module``: assigning a :class:`Parameter` or a ``Module`` to an
 attribute records it in ``_parameters`` / ``_modules``; ``register_buffer`` records a non-learnable
 tensor in ``_buffers``. Everything else (traversal, ``state_dict``, ``to``, ``zero_grad``,
-``__repr__``) walks those three dictionaries, so the dotted names match PyTorch's exactly.
+``__repr__``) walks those three dictionaries, so the dotted names match PyTorch's exactly. What acts
+on the module's tensors as a whole (``state_dict``, ``to``/``float``/..., ``zero_grad``) is in
+:mod:`.state_dict`.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict
 
-import numpy as np
-
 from .. import backend
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from .parameter import Parameter
-from .state_dict import IncompatibleKeys, StateDictError, StateDictMixin  # noqa: F401 - re-exported
+from .state_dict import IncompatibleKeys, StateDictError, StateDictMixin, zero_grads  # noqa: F401 - re-exported
 
 
 class RemovableHandle:
@@ -38,19 +40,84 @@ class RemovableHandle:
         self.remove()
 
 
-def zero_grads(params, set_to_none: bool = True) -> None:
-    """Reset each parameter's ``.grad`` to None, or to zeros in place (shared by Module and Optimizer)."""
-    for p in params:
-        if p.grad is None:
-            continue
-        if set_to_none:
-            p.grad = None
-        elif p.grad.grad_fn is not None:
-            # a gradient made with create_graph=True: drop its history rather than write into it
-            p.grad = Tensor._from_op(backend.get_array_module(p.grad.array).zeros_like(p.grad.array))
-        else:
-            p.grad.array.fill(0)
-            p.grad._version[0] += 1
+class _BackwardHookIdentity(Function):
+    """The identity on some Tensors, whose backward hands their gradients to ``run`` (a module's
+    full backward hooks; PyTorch's ``BackwardHookFunction``). Outputs are copies (PyTorch's are views,
+    which here would not share the version counter: an in-place change could go unseen by autograd)."""
+
+    @staticmethod
+    def forward(ctx, *arrays, run=None):
+        ctx.run = run
+        return tuple(backend.get_array_module(a).array(a, copy=True) for a in arrays)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return ctx.run(grads)
+
+
+class _BackwardHookCall:
+    """One call of a module with backward hooks: wraps its inputs and outputs in identity nodes
+    whose backwards call the pre-hooks (output side) and the hooks (input side)."""
+
+    def __init__(self, module, args):
+        self.module, self.n_args, self.grad_output = module, len(args), None
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+
+    @staticmethod
+    def _wrap(items, where, run) -> list:
+        items = list(items)
+        for i, v in zip(where, _BackwardHookIdentity.apply(*[items[i] for i in where], run=run)):
+            items[i] = v
+        return items
+
+    def wrap_inputs(self, args):
+        return tuple(self._wrap(args, self.positions, self._on_inputs)) if self.positions else args
+
+    def wrap_outputs(self, out):
+        seq = isinstance(out, (tuple, list))
+        items = list(out) if seq else [out]
+        where = [i for i, o in enumerate(items) if isinstance(o, Tensor)]
+        if not any(items[i].requires_grad for i in where):
+            return out  # no output needs a gradient: the hooks never run (as PyTorch)
+        items = self._wrap(items, where, self._on_outputs)
+        if not seq:
+            return items[0]
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)  # a namedtuple takes fields
+
+    def _on_outputs(self, grads):
+        for hook in list(self.module._backward_pre_hooks.values()):
+            new = hook(self.module, grads)
+            if new is not None:
+                grads = self._checked(new, len(grads), "a full backward pre-hook")
+        self.grad_output = grads
+        if not self.positions:  # no input needs a gradient: fire now, with grad_input all None
+            self._fire((None,) * self.n_args)
+        return grads
+
+    def _on_inputs(self, grads):
+        given = dict(zip(self.positions, grads))
+        grad_input = self._fire(tuple(given.get(i) for i in range(self.n_args)))
+        return tuple(grad_input[i] for i in self.positions)
+
+    def _fire(self, grad_input):
+        for hook in list(self.module._backward_hooks.values()):
+            new = hook(self.module, grad_input, self.grad_output)
+            if new is not None:
+                grad_input = self._checked(new, self.n_args, "a full backward hook")
+        return grad_input
+
+    @staticmethod
+    def _checked(new, n, who):
+        new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+        if len(new) != n:
+            raise RuntimeError(f"{who} returned {len(new)} gradient(s), expected {n} (one per entry it was given)")
+        return new
+
+
+# torch.nn.Module members not provided here (an AttributeError that says so and points to the docs)
+_TORCH_ONLY = frozenset(("register_backward_hook", "register_state_dict_pre_hook", "register_state_dict_post_hook",
+                         "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook", "set_submodule",
+                         "get_extra_state", "set_extra_state", "share_memory", "to_empty", "type", "ipu", "xpu", "mtia"))
 
 
 class Module(StateDictMixin):
@@ -68,6 +135,8 @@ class Module(StateDictMixin):
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     # ------------------------------------------------------------------ registration
@@ -106,6 +175,9 @@ class Module(StateDictMixin):
         for key in ("_parameters", "_buffers", "_modules"):
             if key in d and name in d[key]:
                 return d[key][name]
+        if name in _TORCH_ONLY:
+            raise AttributeError(f"{type(self).__name__}.{name}: torch.nn.Module has it, minitorch_ln's Module "
+                                 "does not; see docs/torch_compat.md")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
@@ -174,6 +246,23 @@ class Module(StateDictMixin):
             mod = child
         return mod
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The Parameter at dotted path ``target`` (``"h.0.weight"``); AttributeError if none, as PyTorch's."""
+        return self._get_member(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (``"h.0.attn.bias"``); AttributeError if none, as PyTorch's."""
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def _get_member(self, target: str, kind: str, what: str):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in getattr(mod, kind):
+            raise AttributeError(f"`{name}` is not {what}")
+        return getattr(mod, kind)[name]
+
     # ------------------------------------------------------------------ forward and hooks
     def forward(self, *args, **kwargs):  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
@@ -190,17 +279,46 @@ class Module(StateDictMixin):
         self._forward_hooks[handle.id] = hook
         return handle
 
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the module's inputs are
+        computed; a non-None result replaces ``grad_input``. PyTorch's rules: one ``grad_input`` entry
+        per positional argument (None for a non-Tensor or one needing no gradient), one ``grad_output``
+        per Tensor output; no input needing a gradient fires it with ``grad_input`` all None once
+        ``grad_output`` is known; no output needing one never fires it. ``forward`` then gets (and the
+        caller gets back) copies of the Tensors passed in (out), through an identity node in the graph.
+        """
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of the module's outputs are known,
+        before those of its inputs; a non-None result replaces ``grad_output``."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    @staticmethod
+    def _add_hook(hooks: OrderedDict, hook, prepend: bool) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def __call__(self, *args, **kwargs):
         for hook in list(self._forward_pre_hooks.values()):
             new = hook(self, args)
             if new is not None:
                 args = new if isinstance(new, tuple) else (new,)
+        call = None
+        if (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled():
+            call = _BackwardHookCall(self, args)
+            args = call.wrap_inputs(args)
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             new = hook(self, args, out)
             if new is not None:
                 out = new
-        return out
+        return call.wrap_outputs(out) if call is not None else out
 
     # ------------------------------------------------------------------ traversal
     def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
@@ -234,28 +352,29 @@ class Module(StateDictMixin):
         for _, m in self.named_children():
             yield m
 
-    def _named_members(self, get, prefix, recurse):
+    def _named_members(self, get, prefix, recurse, remove_duplicate=True):
         seen = set()
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for mod_prefix, m in mods:
             for name, v in get(m):
-                if v is None or id(v) in seen:
+                if v is None or (remove_duplicate and id(v) in seen):
                     continue
                 seen.add(id(v))
                 yield (f"{mod_prefix}.{name}" if mod_prefix else name), v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        """``(name, Parameter)`` pairs; a parameter shared by two modules (weight tying) appears once."""
-        return self._named_members(lambda m: m._parameters.items(), prefix, recurse)
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """``(name, Parameter)`` pairs; a parameter shared by two modules (weight tying) appears once,
+        under its first name, unless ``remove_duplicate=False``."""
+        return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True):
         """Every Parameter (each once), in registration order: what an optimizer takes."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True):
-        """``(name, Tensor)`` for every buffer (persistent or not), each once."""
-        return self._named_members(lambda m: m._buffers.items(), prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """``(name, Tensor)`` for every buffer (persistent or not), each once unless ``remove_duplicate=False``."""
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True):
         """Every buffer (each once)."""
@@ -275,16 +394,6 @@ class Module(StateDictMixin):
         """``train(False)``: Dropout becomes the identity, BatchNorm uses its running statistics."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad: bool = True):
-        """Set ``requires_grad`` on every parameter (e.g. to freeze a module); returns self."""
-        for p in self.parameters():
-            p.requires_grad_(requires_grad)
-        return self
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset every parameter's ``.grad``: to None (default, as PyTorch), or to zeros in place."""
-        zero_grads(self.parameters(), set_to_none)
-
     def apply(self, fn):
         """Call ``fn(module)`` on every submodule (children first) and on self; returns self.
 
@@ -294,70 +403,6 @@ class Module(StateDictMixin):
             m.apply(fn)
         fn(self)
         return self
-
-    # ------------------------------------------------------------------ moving
-    def to(self, *args, device=None, dtype=None):
-        """Move parameters and buffers to a device and/or cast their floating point dtype, in place.
-
-        ``to("cuda")``, ``to(float64)``, ``to("cpu", "float32")``, ``to(device=..., dtype=...)``.
-        Integer buffers keep their dtype (as in PyTorch). The same Parameter objects are kept, so an
-        optimizer made before ``to()`` still holds them.
-
-        Raises:
-            TypeError: a dtype that is not floating point, or an argument that is neither.
-            DeviceError: an unknown device, or CUDA without CuPy/GPU.
-        """
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
-                device = a
-            else:
-                dtype = a
-        dt = backend.as_dtype(dtype) if dtype is not None else None
-        if dt is not None and dt.kind != "f":
-            raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
-        dev = backend.device(device) if device is not None else None
-
-        def convert(arr):
-            if dt is not None and arr.dtype.kind == "f" and arr.dtype != dt:
-                arr = arr.astype(dt)
-            if dev is not None:
-                arr = backend.to_device(arr, dev)
-            return arr
-
-        seen = set()
-        for m in self.modules():
-            for t in list(m._parameters.values()) + list(m._buffers.values()):
-                if t is None or id(t) in seen:
-                    continue
-                seen.add(id(t))
-                t.array = convert(t.array)
-                if t.grad is not None:
-                    t.grad.array = convert(t.grad.array)
-                if t._accumulator is not None:  # its recorded (shape, dtype, device) must follow the data
-                    t._accumulator.outputs_meta = ((t.shape, t.dtype, t.device),)
-        return self
-
-    def float(self):
-        """``to(float32)``."""
-        return self.to(np.float32)
-
-    def double(self):
-        """``to(float64)``, as gradient checks need."""
-        return self.to(np.float64)
-
-    def half(self):
-        """``to(float16)``."""
-        return self.to(np.float16)
-
-    def cpu(self):
-        """``to("cpu")``."""
-        return self.to("cpu")
-
-    def cuda(self, index: int = 0):
-        """``to("cuda:index")`` (needs CuPy and a GPU)."""
-        return self.to(f"cuda:{index}")
 
     # ------------------------------------------------------------------ printing
     def extra_repr(self) -> str:

@@ -1,5 +1,7 @@
-"""``state_dict`` and ``load_state_dict`` for :class:`~minitorch_ln.nn.Module` (a mixin), with PyTorch's names,
-and the error a failed load raises."""
+"""What a :class:`~minitorch_ln.nn.Module` holds, as a whole (a mixin): ``state_dict`` and
+``load_state_dict`` with PyTorch's names and the error a failed load raises; ``zero_grad`` and
+``requires_grad_``; moving or casting it (``to``, ``float``, ``double``, ``half``, ``bfloat16``,
+``cpu``, ``cuda``). Each walks ``named_modules`` and the ``_parameters``/``_buffers`` dictionaries."""
 
 from __future__ import annotations
 
@@ -11,7 +13,18 @@ from .. import backend
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns (PyTorch's ``_IncompatibleKeys``, printed the same way)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class StateDictError(RuntimeError):
@@ -23,9 +36,6 @@ class StateDictError(RuntimeError):
     def __init__(self, message, missing=(), unexpected=(), mismatched=()):
         super().__init__(message)
         self.missing_keys, self.unexpected_keys, self.mismatched_keys = list(missing), list(unexpected), list(mismatched)
-
-
-# What load_state_dict returns, as PyTorch's ``_IncompatibleKeys``.
 
 
 def _to_array_like(value, key: str):
@@ -43,6 +53,21 @@ def _to_array_like(value, key: str):
         return np.asarray(value)
     except Exception as exc:  # noqa: BLE001 - reported as a clear error below
         raise TypeError(f"state_dict[{key!r}]: expected a Tensor or an array, got {type(value).__name__}") from exc
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Reset each parameter's ``.grad`` to None, or to zeros in place (shared by Module and Optimizer)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        elif p.grad.grad_fn is not None:
+            # a gradient made with create_graph=True: drop its history rather than write into it
+            p.grad = Tensor._from_op(backend.get_array_module(p.grad.array).zeros_like(p.grad.array))
+        else:
+            p.grad.array.fill(0)
+            p.grad._version[0] += 1
 
 
 class StateDictMixin:
@@ -112,3 +137,91 @@ class StateDictMixin:
                 backend.get_array_module(target.array).copyto(target.array, new)
                 target._version[0] += 1
         return IncompatibleKeys(missing, unexpected)
+
+    # ------------------------------------------------------------------ gradients
+    def requires_grad_(self, requires_grad: bool = True):
+        """Set ``requires_grad`` on every parameter (e.g. to freeze a module); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``.grad``: to None (default, as PyTorch), or to zeros in place."""
+        zero_grads(self.parameters(), set_to_none)
+
+    # ------------------------------------------------------------------ moving and casting
+    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
+        """Move parameters and buffers to a device and/or cast their floating point dtype, in place.
+
+        ``to("cuda")``, ``to(float64)``, ``to("cpu", "float32")``, ``to(device=..., dtype=...)``,
+        ``to(tensor)`` (its device and dtype). Integer buffers keep their dtype (as in PyTorch). The
+        same Parameter objects are kept, so an optimizer made before ``to()`` still holds them.
+        ``non_blocking`` and ``memory_format`` are accepted and change nothing (copies here are
+        synchronous; every array is C-ordered).
+
+        Raises:
+            TypeError: a dtype that is not floating point (or bfloat16, which minitorch_ln lacks).
+            DeviceError: an unknown device, or CUDA without CuPy/GPU.
+        """
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
+                device = a
+            else:
+                dtype = a
+        dt = backend.as_dtype(dtype) if dtype is not None else None
+        if dt is not None and dt.kind != "f":
+            raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
+        dev = backend.device(device) if device is not None else None
+
+        def convert(arr):
+            if dt is not None and arr.dtype.kind == "f" and arr.dtype != dt:
+                arr = arr.astype(dt)
+            if dev is not None:
+                arr = backend.to_device(arr, dev)
+            return arr
+
+        seen = set()
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t is None or id(t) in seen:
+                    continue
+                seen.add(id(t))
+                t.array = convert(t.array)
+                if t.grad is not None:
+                    t.grad.array = convert(t.grad.array)
+                if t._accumulator is not None:  # its recorded (shape, dtype, device) must follow the data
+                    t._accumulator.outputs_meta = ((t.shape, t.dtype, t.device),)
+        return self
+
+    def float(self):
+        """``to(float32)``."""
+        return self.to(np.float32)
+
+    def double(self):
+        """``to(float64)``, as gradient checks need."""
+        return self.to(np.float64)
+
+    def half(self):
+        """``to(float16)``."""
+        return self.to(np.float16)
+
+    def bfloat16(self):
+        """PyTorch casts to bfloat16; minitorch_ln has none (NumPy and CuPy lack it).
+
+        Raises:
+            TypeError: always, saying so and naming float16/float32 instead; the module is unchanged.
+        """
+        raise TypeError(f"{type(self).__name__}.bfloat16(): minitorch_ln has no bfloat16 (NumPy and CuPy have "
+                        "none); keep float32 (.float()) or use float16 (.half()), see docs/torch_compat.md")
+
+    def cpu(self):
+        """``to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        """``to("cuda:N")`` (``device`` an int, a device or None for device 0; needs CuPy and a GPU)."""
+        if device is None or isinstance(device, int):
+            return self.to(f"cuda:{device or 0}")
+        return self.to(device)

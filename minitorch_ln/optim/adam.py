@@ -21,15 +21,20 @@ class Adam(Optimizer):
     State per parameter: ``step`` (an int), ``exp_avg`` (m), ``exp_avg_sq`` (v) and, with amsgrad,
     ``max_exp_avg_sq`` (v̂); each array has the parameter's shape, dtype and device.
 
+    ``foreach``, ``capturable`` and ``fused`` are accepted and change nothing (see :mod:`.optimizer`).
+
     Raises:
         ValueError: ``lr``, ``eps`` or ``weight_decay`` negative, or a beta outside ``[0, 1)``.
+        RuntimeError: ``fused=True`` with ``foreach=True``, or ``differentiable=True``.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False, fused=None,
                  decoupled_weight_decay: bool = False):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: dict) -> None:
@@ -97,8 +102,10 @@ class AdamW(Adam):
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False, foreach=None,
+                 capturable: bool = False, differentiable: bool = False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)
 
     def load_state_dict(self, state_dict: dict) -> None:

@@ -4,6 +4,11 @@ A subclass gives its defaults and one method, ``_update(p, grad, state, group)``
 array ``p.array`` in place from the array ``grad``. Updates are raw array arithmetic (no graph is
 recorded: an optimizer step is not part of the model), written to run on NumPy and CuPy alike.
 
+``foreach``, ``fused`` and ``capturable`` (PyTorch's choice of implementation) are accepted, kept in
+each group as PyTorch keeps them, and change nothing: on the CPU every step is the per-parameter
+loop, on a GPU Adam's is one multi-tensor kernel per group whatever they say (there are no CUDA
+graphs to capture). ``fused=True`` with ``foreach=True`` and ``differentiable=True`` raise.
+
 The state dict has PyTorch's layout::
 
     {"state": {0: {"step": 3, "exp_avg": Tensor, ...}, 1: {...}},
@@ -113,6 +118,12 @@ class Optimizer:
         lr = group["lr"]
         if not isinstance(lr, numbers.Real) or not lr >= 0.0:
             raise ValueError(f"Invalid learning rate: {lr} (expected a number >= 0)")
+        # PyTorch's implementation switches (``foreach``, ``fused``, ``capturable``): accepted, same numbers
+        if group.get("fused") and group.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        if group.get("differentiable"):
+            raise RuntimeError(f"{type(self).__name__}(differentiable=True): minitorch_ln's optimizer steps record no "
+                               "graph, so a step cannot be differentiated through; use differentiable=False")
 
     # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -201,6 +212,9 @@ class Optimizer:
         for group, saved in zip(self.param_groups, saved_groups):
             new = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
             new["params"] = group["params"]
+            for k, v in self.defaults.items():  # keys an older state dict lacks (e.g. fused), as PyTorch's
+                if v is not _required:
+                    new.setdefault(k, v)
             new_groups.append(new)
         self.state, self.param_groups = new_state, new_groups
 

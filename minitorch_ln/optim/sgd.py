@@ -19,15 +19,20 @@ class SGD(Optimizer):
     (Sutskever et al., 2013 for the momentum form.) State: ``momentum_buffer`` per parameter, of
     the parameter's shape, dtype and device.
 
+    ``foreach`` and ``fused`` are accepted and change nothing (see :mod:`.optimizer`).
+
     Raises:
         ValueError: ``lr``, ``momentum`` or ``weight_decay`` negative; Nesterov without momentum or
             with dampening.
+        RuntimeError: ``fused=True`` with ``foreach=True``, or ``differentiable=True``.
     """
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
+                 differentiable: bool = False, fused=None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: dict) -> None:

@@ -85,8 +85,10 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n = len(self.data_source)
         rng = numpy_rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples, dtype=np.int64).tolist()
+        if self.replacement:  # in chunks of 32, as PyTorch: num_samples=int(1e10) (minGPT) must not allocate it all
+            for _ in range(self.num_samples // 32):
+                yield from rng.integers(0, n, size=32, dtype=np.int64).tolist()
+            yield from rng.integers(0, n, size=self.num_samples % 32, dtype=np.int64).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from rng.permutation(n).tolist()
