@@ -653,13 +653,11 @@ def test_the_scripts_model_agrees_with_pytorch():
         assert out.shape == (1, 9) and out.dtype == np.int64 and (out[:, :4].numpy() == idx[:1, :4]).all()
 
 
-# ------------------------------------------------------------------------------------------ known blockers
+# ------------------------------------------------------------------------------------------ once blockers
 
 
-@pytest.mark.xfail(strict=True, reason="a reduction's 0-d result holds a NumPy scalar, which interop/checkpoint_tree.py "
-                   "cannot save ('memoryview' has no attribute 'ptr'): nanoGPT saves best_val_loss = losses.mean(); "
-                   "remove this marker once the encoder takes np.asarray of np.generic arrays")
 def test_a_reduction_result_saves_in_a_checkpoint_dict(tmp_path):
+    # nanoGPT saves best_val_loss = losses.mean(): a reduction's 0-d result is an array, not a NumPy scalar
     mt.save({"best_val_loss": mt.zeros(3).mean()}, tmp_path / "c.pt")
     assert float(mt.load(tmp_path / "c.pt")["best_val_loss"]) == 0.0
 
