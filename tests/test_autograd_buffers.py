@@ -216,3 +216,38 @@ def test_a_saved_array_that_views_an_input_shares_its_version_counter():
     a.mul_(3.0)  # before: no error, and a gradient from the new values, 6x instead of 2x
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         out.backward()
+
+
+def test_grad_is_not_a_saved_output_a_backward_returned():
+    # a backward that hands back its own saved output: the leaf's .grad must not be that output's memory
+    class Odd(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2.0
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            (y,) = ctx.saved_tensors
+            return y
+
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    y = Odd.apply(x)
+    y.backward(mt.ones(2))
+    assert x.grad.tolist() == [2.0, 4.0] and not _shares(x.grad, y)
+
+
+def test_a_fresh_gradient_is_adopted_without_a_copy_and_a_seed_is_copied():
+    # the stored gradient of a leaf is the array the backward made (no copy: as PyTorch's AccumulateGrad
+    # steals an unshared gradient), but never the caller's seed
+    x = mt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seed = mt.tensor([0.5, -1.0, 2.0])
+    (x * 3.0).backward(seed)
+    assert x.grad.tolist() == [1.5, -3.0, 6.0] and not _shares(x.grad, seed)
+    z = mt.tensor([1.0, 2.0], requires_grad=True)
+    seed2 = mt.tensor([4.0, 5.0])
+    (z + 0.0).backward(seed2)  # Add hands the seed itself to the leaf: copied
+    assert not _shares(z.grad, seed2)
+    z.grad.zero_()
+    assert seed2.tolist() == [4.0, 5.0]

@@ -67,6 +67,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
     """
     pending = {}
     roots = []
+    # arrays a leaf's .grad must not adopt as they are: the caller's seeds, what hooks returned, and
+    # what was already given to a leaf in this pass (see _accumulate)
+    shared = {id(g.array) for g in grad_tensors}
     for t, g in zip(tensors, grad_tensors):
         t.requires_grad  # noqa: B018 - brings a view's history up to date first
         edge = _edge(t)
@@ -99,6 +102,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
                             new = hook(grads[i])
                             if new is not None:
                                 grads[i] = new
+                                shared.add(id(new.array))
 
             if capture is not None:
                 for i, g in enumerate(grads):
@@ -108,7 +112,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
 
             if isinstance(node, AccumulateGrad):
                 if capture is None and grads[0] is not None:
-                    _accumulate(node.leaf, grads[0], create_graph)
+                    _accumulate(node.leaf, grads[0], create_graph, shared)
                 continue
 
             if all(g is None for g in grads):
@@ -124,6 +128,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
                     )
                 if _anomaly["enabled"]:
                     check_gradients(node, results)
+            saved = node._saved  # a backward may return one of them as a gradient (read before freeing)
             if not retain_graph:
                 node.free()
 
@@ -141,6 +146,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
                         )
                     if g.dtype != dtype:
                         g = g.to(dtype)
+                    if saved and isinstance(child, AccumulateGrad) and any(
+                            t is not None and t.array is g.array for t, _ in saved):
+                        shared.add(id(g.array))  # a saved tensor's array, handed back as a leaf's gradient
                     slot = pending.setdefault(child, [None] * len(child.outputs_meta))
                     slot[idx] = g if slot[idx] is None else slot[idx] + g
                 deps[child] -= 1
@@ -151,14 +159,15 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
     return captured
 
 
-def _accumulate(leaf, g, create_graph):
-    """Add ``g`` into ``leaf.grad``; the first gradient stored is always a copy.
+def _accumulate(leaf, g, create_graph, shared):
+    """Add ``g`` into ``leaf.grad``, never adopting an array that something else holds.
 
     The array reaching a leaf may be the caller's ``gradient=`` (``y = x + 0`` passes it through),
-    a retained gradient, another leaf's (``a + b`` hands one gradient to both) or a saved tensor a
-    backward returned: storing it as it is would let ``clip_grad_norm_`` or ``zero_grad`` rewrite
-    that other tensor. One copy per leaf per backward is what PyTorch's AccumulateGrad does too
-    when it cannot prove the buffer is unshared.
+    a hook's return value, another leaf's (``a + b`` hands one gradient to both) or a view of another
+    gradient: storing it as it is would let ``clip_grad_norm_`` or ``zero_grad`` rewrite that other
+    tensor. Those (``shared``, and any view) are copied; an array a backward has just made, which
+    nothing else references, becomes the ``.grad`` as it is, as PyTorch's AccumulateGrad steals an
+    unshared gradient (a copy of a ``(64, 256, 1024)`` gradient costs more than the op's backward).
     """
     Tensor = _function.Tensor
 
@@ -167,10 +176,14 @@ def _accumulate(leaf, g, create_graph):
         return
     data = g.array
     if leaf.grad is None:
-        leaf.grad = Tensor._from_op(data.copy(), requires_grad=False)
+        if data.base is not None or id(data) in shared:
+            data = data.copy()
+        shared.add(id(data))
+        leaf.grad = Tensor._from_op(data, requires_grad=False)
     else:
         xp = backend.get_array_module(data)
         leaf.grad.array = xp.add(leaf.grad.array, data)
+        shared.add(id(leaf.grad.array))
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
