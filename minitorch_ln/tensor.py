@@ -67,13 +67,9 @@ class Tensor:
 
     @classmethod
     def _from_op(cls, array, requires_grad=False):
-        """Wrap an array produced by an op (no copy, no dtype conversion).
-
-        A NumPy scalar (what a NumPy reduction returns) becomes a 0-d array: a Tensor always holds an
-        array, which in-place ops can write and savers can read as one.
-        """
+        """Wrap an array produced by an op (no copy, no dtype conversion)."""
         t = cls.__new__(cls)
-        t.array = np.asarray(array) if isinstance(array, np.generic) else array
+        t.array = array
         t._version = [0]
         t._requires_grad = requires_grad
         return t

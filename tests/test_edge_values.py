@@ -305,3 +305,13 @@ def test_property_div_gradient_matches_float64(values, b):
         want = (-up.astype(np.float64) * a / bb.astype(np.float64) ** 2).astype(np.float32)
     finite = np.isfinite(want)
     np.testing.assert_allclose(y.grad.numpy()[finite], want[finite], rtol=1e-5, atol=1e-38)
+
+
+def test_second_derivative_through_an_op_saving_its_0d_output():
+    # sqrt saves its output; on a 0-d input NumPy returns a scalar, which the saved-tensor lookup must
+    # still recognise as the output (with its history), else d²/dx² silently loses the path through y.
+    # (Found when 0-d results were once re-wrapped as new arrays: gradgradcheck of this failed.)
+    rng = np.random.default_rng(0)
+    a = mt.tensor(rng.standard_normal(4), requires_grad=True)
+    assert gradgradcheck(lambda t: ((t * t).sum(0)).sqrt(), (a,))
+    assert gradgradcheck(lambda t: ((t * t).sum(0)).exp(), (a,))

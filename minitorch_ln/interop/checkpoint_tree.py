@@ -116,6 +116,8 @@ class _Encoder:
             return {"__ref__": hit["id"]}
         is_t = isinstance(obj, Tensor)
         arr = obj.array if is_t else obj
+        if isinstance(arr, np.generic):  # a reduction's 0-d result may hold a NumPy scalar: save it as a 0-d array
+            arr = np.asarray(arr)
         if arr.dtype.kind not in "biuf":
             raise TreeError(f"cannot save {_where(path)}: dtype {arr.dtype} is not a number type safetensors stores")
         node = {}
