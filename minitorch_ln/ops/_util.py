@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -16,12 +17,35 @@ def is_scalar(x) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
+def axis_alias(fn):
+    """Let ``fn`` take ``axis=`` for ``dim=``, as PyTorch's functions do (NumPy's name); both is a TypeError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "axis" in kwargs:
+            if "dim" in kwargs:
+                raise TypeError(f"{fn.__name__}(): got both dim= and its alias axis=; give one")
+            kwargs["dim"] = kwargs.pop("axis")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+# Ops for which PyTorch refuses (RuntimeError) a Python int outside a small-int tensor's range
+# instead of wrapping it (``uint8_t ** 300``, ``torch.where(c, uint8_t, 300)``)
+_NO_WRAP = frozenset({"pow", "where", "maximum", "minimum", "clamp"})
+
+
 def promote(a, b, op: str):
     """Turn the operands of a binary op into Tensors of one dtype, as PyTorch promotes them.
 
     At least one of ``a`` and ``b`` is a Tensor. Python/NumPy scalars and 0-d tensors do not widen a
     dimensioned tensor of the same category (a float32 tensor times ``np.sqrt(2)`` stays float32).
-    Tensors whose dtype changes are cast with a differentiable ``cast``.
+    Tensors whose dtype changes are cast with a differentiable ``cast``. A Python int outside the
+    range of a small integer result dtype wraps modulo that range, as PyTorch's C++ cast does
+    (``uint8 [1, 2] + 300 -> [45, 46]``, ``int8 * 1000`` wraps); for ``pow``/``where``/``clamp``/
+    ``maximum``/``minimum`` it is a RuntimeError, as PyTorch; beyond int64 it is NumPy's OverflowError
+    (PyTorch's too). Comparisons widen such a tensor before calling this (``comparison._widen``).
     """
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_t and b_t and a.array.dtype == b.array.dtype:
@@ -55,12 +79,25 @@ def promote(a, b, op: str):
 
     (a_dt, a_sc, a_num), (b_dt, b_sc, b_num) = info(a, a_t), info(b, b_t)
     dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc, a_is_number=a_num, b_is_number=b_num)
-    return _operand(a, a_t, dt, ref), _operand(b, b_t, dt, ref)
+    return _operand(a, a_t, dt, ref, op), _operand(b, b_t, dt, ref, op)
 
 
-def _operand(x, is_t, dt, ref):
+def _wrap_int(x, dt, op: str):
+    """A Python int ``x`` outside the range of the integer dtype ``dt`` wrapped into it, as PyTorch."""
+    info = np.iinfo(dt)
+    if info.min <= x <= info.max or not -(2**63) <= x < 2**63:
+        return x  # in range, or beyond int64: NumPy raises OverflowError (as PyTorch)
+    if op in _NO_WRAP:
+        raise RuntimeError(f"{op}: value {x} cannot be converted to type {dt} without overflow "
+                           f"(expected a value in [{info.min}, {info.max}])")
+    return (x - info.min) % (1 << (8 * dt.itemsize)) + info.min
+
+
+def _operand(x, is_t, dt, ref, op: str = ""):
     if is_t:
         return x if x.dtype == dt else cast(x, dt)
+    if isinstance(x, int) and not isinstance(x, bool) and dt.kind in "iu":
+        x = _wrap_int(x, dt, op)
     xp = backend.get_array_module(ref.array)
     return Tensor._from_op(xp.asarray(x, dtype=dt))
 

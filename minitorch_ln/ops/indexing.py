@@ -22,7 +22,7 @@ from ..backend import get_array_module
 from ..errors import ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
-from ._util import normalize_dim, promote
+from ._util import axis_alias, normalize_dim, promote
 from .conversion import cast
 from .selection import masked_fill
 from .shape import unbroadcast, unsqueeze
@@ -268,6 +268,7 @@ def _same_dtype(tensors, op):
     return [cast(t, dt) for t in tensors]
 
 
+@axis_alias
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``: ``(a, n1, b)``, ``(a, n2, b)`` → ``(a, n1+n2, b)``.
 
@@ -291,6 +292,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return Cat.apply(*tensors, dim=d)
 
 
+@axis_alias
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape ``S`` along a new dimension ``dim``: ``k`` tensors → ``S`` with ``k`` inserted.
 
@@ -352,6 +354,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return pieces
 
 
+@axis_alias
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
     """Split into ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (fewer when that covers it, as PyTorch)."""
     if not isinstance(chunks, numbers.Integral) or chunks <= 0:

@@ -21,6 +21,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
+from ._util import axis_alias
 from .shape import reshape
 
 # ==================================================================================================
@@ -308,6 +309,7 @@ def _repeats_array(repeats, op: str):
     return reps
 
 
+@axis_alias
 def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Repeat each entry of ``input`` along ``dim``: ``[a, b]`` with repeats ``[1, 2]`` → ``[a, b, b]``.
 

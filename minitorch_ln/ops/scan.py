@@ -8,7 +8,6 @@ other way; it needs no division, so inputs with one or several zeros get the exa
 
 from __future__ import annotations
 
-import functools
 from collections import namedtuple
 
 import numpy as np
@@ -18,22 +17,8 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
-from ._util import normalize_dim, require_float
+from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
 from .conversion import cast
-
-
-def axis_alias(fn):
-    """Let ``fn`` take ``axis=`` for ``dim=``, as PyTorch's functions do (NumPy's name)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if "axis" in kwargs:
-            if "dim" in kwargs:
-                raise TypeError(f"{fn.__name__}(): got both dim= and its alias axis=; give one")
-            kwargs["dim"] = kwargs.pop("axis")
-        return fn(*args, **kwargs)
-
-    return wrapper
 
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])

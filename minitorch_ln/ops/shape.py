@@ -19,7 +19,7 @@ from ..autograd.views import make_view
 from ..backend import get_array_module
 from ..errors import ShapeError
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims
+from ._util import axis_alias, normalize_dim, normalize_dims
 
 
 def _views_memory_of(out, x) -> bool:
@@ -258,6 +258,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     return permute(x, *dims)
 
 
+@axis_alias
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a dim of size 1 at ``dim`` (in ``[-ndim-1, ndim]``): ``(2, 3)`` with ``-1`` → ``(2, 3, 1)``. Raises IndexError otherwise."""
     if not isinstance(dim, numbers.Integral) or not -x.ndim - 1 <= dim <= x.ndim:
@@ -266,6 +267,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return reshape(x, *x.shape[:d], 1, *x.shape[d:])
 
 
+@axis_alias
 def squeeze(x: Tensor, dim=None) -> Tensor:
     """Drop size-1 dimensions (all of them, or those in ``dim`` that have size 1)."""
     dims = normalize_dims(dim, x.ndim, "squeeze")

@@ -22,7 +22,7 @@ from ..autograd.function import Function
 from ..autograd.composed import double_backward
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import normalize_dim, require_float
+from ._util import axis_alias, normalize_dim, require_float
 
 # ==================================================================================================
 # softmax, log_softmax
@@ -115,6 +115,7 @@ class Softmax(Function):
         return SoftmaxBackward.apply(dy, y, ctx.dim, False), None
 
 
+@axis_alias
 def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``exp(x) / Σ exp(x)`` along ``dim``; same shape and dtype as ``input``.
 
@@ -150,6 +151,7 @@ class LogSoftmax(Function):
         return SoftmaxBackward.apply(dy, y, ctx.dim, True), None
 
 
+@axis_alias
 def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``x - logsumexp(x)`` along ``dim``, computed stably; same shape and dtype as ``input``.
 

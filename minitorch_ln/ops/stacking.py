@@ -19,6 +19,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
+from ._util import axis_alias
 from .conversion import cast
 from .indexing import cat
 from .shape import reshape, unsqueeze
@@ -204,6 +205,7 @@ def _slices(input: Tensor, dim: int, bounds) -> tuple:
     return tuple(input[lead + (slice(a, b),)] for a, b in itertools.pairwise(bounds))
 
 
+@axis_alias
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Split ``input`` along ``dim`` into slices (NumPy's ``array_split``); returns a tuple of Tensors.
 

@@ -292,11 +292,11 @@ class _Methods:
     def all(self, *args, **kwargs):
         return all(self, *args, **kwargs)
 
-    def softmax(self, dim):
-        return softmax(self, dim)
+    def softmax(self, *args, **kwargs):
+        return softmax(self, *args, **kwargs)
 
-    def log_softmax(self, dim):
-        return log_softmax(self, dim)
+    def log_softmax(self, *args, **kwargs):
+        return log_softmax(self, *args, **kwargs)
 
     def reshape(self, *shape):
         return reshape(self, *shape)
@@ -326,11 +326,11 @@ class _Methods:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}")
         return self.T
 
-    def unsqueeze(self, dim):
-        return unsqueeze(self, dim)
+    def unsqueeze(self, *args, **kwargs):
+        return unsqueeze(self, *args, **kwargs)
 
-    def squeeze(self, dim=None):
-        return squeeze(self, dim)
+    def squeeze(self, *args, **kwargs):
+        return squeeze(self, *args, **kwargs)
 
     def expand(self, *sizes):
         return expand(self, *sizes)
@@ -344,8 +344,8 @@ class _Methods:
     def split(self, split_size_or_sections, dim=0):
         return split(self, split_size_or_sections, dim)
 
-    def chunk(self, chunks, dim=0):
-        return chunk(self, chunks, dim)
+    def chunk(self, *args, **kwargs):
+        return chunk(self, *args, **kwargs)
 
     def triu(self, diagonal=0):
         return triu(self, diagonal)
