@@ -53,6 +53,10 @@ def test_property_scans_match_torch(a_dim, ties):
     a, dim = a_dim
     if ties:
         a = np.round(a)  # many ties (cummax picks the last index) and zeros (cumprod's gradient)
+    # Subnormal inputs are the math's, not PyTorch's: for x = [5e-324, 5e-324] the product underflows to
+    # 0 and PyTorch's cumprod backward (its zero branch) gives dx0 = 0, where d(x0 + x0·x1)/dx0 =
+    # 1 + x1 ≈ 1; ours gives the latter (test_cumprod_gradient_with_subnormal_values_follows_the_math).
+    a = np.where(np.abs(a) < 1e-300, 0.0, a).astype(a.dtype)
     compare_with_torch(lambda x: cumsum(x, dim), lambda x: torch.cumsum(x, dim), [a])
     compare_with_torch(lambda x: cumprod(x, dim), lambda x: torch.cumprod(x, dim), [a])
     compare_with_torch(lambda x: logcumsumexp(x, dim), lambda x: torch.logcumsumexp(x, dim), [a])
@@ -171,3 +175,13 @@ def test_cumprod_with_zeros_and_linear_scan_gradcheck_noncontiguous_leaves(rng):
     gradcheck_noncontiguous(lambda t: cumprod(t, 1), [np.array([[2.0, 0.0, 3.0, 0.0], [0.0, 1.5, -2.0, 0.5]])], gg=True)
     a, b = rng.standard_normal((2, 5)), rng.standard_normal((2, 5))
     gradcheck_noncontiguous(lambda p, q: linear_scan(p, q, 1, reverse=True), [a, b], gg=True)
+
+
+def test_cumprod_gradient_with_subnormal_values_follows_the_math():
+    # y = (x0, x0·x1) with x0 = x1 = 5e-324 (x0·x1 underflows to 0): dL/dx0 = dy0 + dy1·x1, dL/dx1 = dy1·x0,
+    # so for dy = (0.7, -1.3) the gradient is (0.7 - 1.3·5e-324, -1.3·5e-324) = (0.7, -5e-324) in float64
+    # (-1.3 times the smallest subnormal rounds to minus that subnormal).
+    # PyTorch 2.13 gives (0, 0): the math decides.
+    x = mt.tensor(np.array([5e-324, 5e-324]), requires_grad=True)
+    cumprod(x, 0).backward(mt.tensor(np.array([0.7, -1.3])))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.7, -5e-324])
