@@ -56,3 +56,9 @@ int8 = _np.dtype(_np.int8)
 uint8 = _np.dtype(_np.uint8)
 int64 = long = _np.dtype(_np.int64)
 bool = _np.dtype(_np.bool_)  # noqa: A001
+
+
+def __getattr__(name):
+    # A PyTorch name this package does not provide: say so, and where the list of what exists is.
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: minitorch_ln does not provide it "
+                         "(the PyTorch names it covers, and what differs: docs/torch_compat.md)")

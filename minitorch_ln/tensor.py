@@ -285,6 +285,12 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __getattr__(self, name):  # only reached when ordinary lookup fails
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}: minitorch_ln does not provide this "
+                             "Tensor method (the PyTorch names it covers, and what differs: docs/torch_compat.md)")
+
 
 _function_module.Tensor = Tensor  # lets Function.apply and the engine build Tensors without importing us
 

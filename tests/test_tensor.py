@@ -293,3 +293,11 @@ def test_format_to_and_pin_memory_as_pytorch():
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         x.to("bfloat16")
     assert x.sum(axis=1).shape == (2,) and x.mean(dim=0, keepdim=True).shape == (1, 3)
+
+
+def test_a_pytorch_name_we_lack_points_to_the_compat_page():
+    for get in (lambda: mt.nonexistent_op, lambda: mt.nn.functional.ctc_loss, lambda: mt.nn.LSTM,
+                lambda: mt.ones(2).stft):
+        with pytest.raises(AttributeError, match="docs/torch_compat.md"):
+            get()
+    assert not hasattr(mt, "nonexistent_op") and hasattr(mt, "tensor")

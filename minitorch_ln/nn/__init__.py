@@ -29,3 +29,9 @@ from .transformer import (
     TransformerEncoderLayer,
 )
 from .gpt import GPT, GPTConfig
+
+
+def __getattr__(name):
+    # A PyTorch name this package does not provide: say so, and where the list of what exists is.
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: minitorch_ln does not provide it "
+                         "(the PyTorch names it covers, and what differs: docs/torch_compat.md)")

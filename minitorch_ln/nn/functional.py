@@ -76,3 +76,9 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """``x - logsumexp(x)`` along ``dim`` (after casting to ``dtype`` if given); same shape."""
     return ops.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def __getattr__(name):
+    # A PyTorch name this package does not provide: say so, and where the list of what exists is.
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: minitorch_ln does not provide it "
+                         "(the PyTorch names it covers, and what differs: docs/torch_compat.md)")
