@@ -144,7 +144,10 @@ class ConvWeight2dFn(Function):
 
 
 # ================================================================================ conv
-def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
+def _checked_args(op, nd, input, weight, bias, stride, dilation, groups, layout):  # noqa: A002
+    """What conv and conv_transpose check alike: tensors, the batch dim (unbatched input gets one),
+    the weight's rank (``layout`` names its first two dims), dtypes, stride/dilation/groups.
+    Returns ``(x, unbatched, stride, dilation)``."""
     for t, name in ((input, "input"), (weight, "weight")):
         _check_tensor(t, name, op)
     if bias is not None:
@@ -152,11 +155,17 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     unbatched = _check_batch_dim(op, input, nd)
     x = input.unsqueeze(0) if unbatched else input
     if weight.ndim != nd + 2:
-        raise RuntimeError(f"{op}: expected weight to be {nd + 2}-dimensional (out_channels, in_channels/groups, "
-                           f"*kernel), but got weight of size {_size(weight)}")
+        raise RuntimeError(f"{op}: expected weight to be {nd + 2}-dimensional ({layout}, *kernel), but got weight "
+                           f"of size {_size(weight)}")
     _check_dtypes(op, x, weight, bias)
     stride, dilation = ntuple(stride, nd, "stride", op), ntuple(dilation, nd, "dilation", op)
     _check_geometry(stride, dilation, groups)
+    return x, unbatched, stride, dilation
+
+
+def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
+    x, unbatched, stride, dilation = _checked_args(op, nd, input, weight, bias, stride, dilation, groups,
+                                                   "out_channels, in_channels/groups")
     ksize = tuple(weight.shape[2:])
     if isinstance(padding, str):
         if padding == "valid":
@@ -222,19 +231,9 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 # ================================================================================ conv_transpose
 def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    for t, name in ((input, "input"), (weight, "weight")):
-        _check_tensor(t, name, op)
-    if bias is not None:
-        _check_tensor(bias, "bias", op)
-    unbatched = _check_batch_dim(op, input, nd)
-    x = input.unsqueeze(0) if unbatched else input
-    if weight.ndim != nd + 2:
-        raise RuntimeError(f"{op}: expected weight to be {nd + 2}-dimensional (in_channels, out_channels/groups, "
-                           f"*kernel), but got weight of size {_size(weight)}")
-    _check_dtypes(op, x, weight, bias)
-    stride, dilation = ntuple(stride, nd, "stride", op), ntuple(dilation, nd, "dilation", op)
+    x, unbatched, stride, dilation = _checked_args(op, nd, input, weight, bias, stride, dilation, groups,
+                                                   "in_channels, out_channels/groups")
     pad, opad = ntuple(padding, nd, "padding", op), ntuple(output_padding, nd, "output_padding", op)
-    _check_geometry(stride, dilation, groups)
     if any(v < 0 for v in pad) or any(v < 0 for v in opad):
         raise RuntimeError(f"negative padding is not supported, got padding={list(pad)}, output_padding={list(opad)}")
     if any(o >= s and o >= d for o, s, d in zip(opad, stride, dilation)):
