@@ -133,3 +133,15 @@ def gradcheck_noncontiguous(fn, arrays, gg=False):
     assert gradcheck(fn, tuple(leaves))
     if gg:
         assert gradgradcheck(fn, tuple(leaves))
+
+
+def gradcheck_contiguous_and_transposed(fn, rng, shape=(3, 4, 5), gg=False, gg_shape=(2, 3, 4)):
+    """``fn`` of one float64 tensor passes gradcheck on a contiguous leaf and on a transposed view of one
+    (dims 0 and 1 swapped), and gradgradcheck too when ``gg``."""
+    from minitorch_ln.autograd import gradcheck, gradgradcheck  # noqa: PLC0415
+
+    assert gradcheck(fn, (t64(rng.standard_normal(shape)),))
+    swapped = (shape[1], shape[0], *shape[2:])
+    assert gradcheck(lambda t: fn(t.transpose(0, 1)), (t64(rng.standard_normal(swapped)),))  # non-contiguous
+    if gg:
+        assert gradgradcheck(fn, (t64(rng.standard_normal(gg_shape)),))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import strategies as S
-from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
+from helpers import compare_with_torch, gradcheck_contiguous_and_transposed, gradcheck_noncontiguous, t64, torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -34,12 +34,7 @@ IDS = [c[0] for c in CASES]
 
 @pytest.mark.parametrize("name,ours,theirs,gg", CASES, ids=IDS)
 def test_scan_gradcheck_contiguous_and_not(name, ours, theirs, gg, rng):
-    x = t64(rng.standard_normal((2, 3, 4)))
-    assert gradcheck(ours, (x,))
-    xt = t64(rng.standard_normal((3, 2, 4)))
-    assert gradcheck(lambda t: ours(t.transpose(0, 1)), (xt,))  # a non-contiguous input
-    if gg:
-        assert gradgradcheck(ours, (t64(rng.standard_normal((2, 3, 3))),))
+    gradcheck_contiguous_and_transposed(ours, rng, (2, 3, 4), gg, gg_shape=(2, 3, 3))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
