@@ -238,7 +238,11 @@ class Function:
 
         multiple = isinstance(out, tuple)
         if multiple:
+            out = tuple([_as_array(ctx, o) for o in out])
             results = tuple([Tensor._from_op(o, record) for o in out])
+        elif type(out) is not np.ndarray and isinstance(out, np.generic):
+            out = _as_array(ctx, out)
+            results = (Tensor._from_op(out, record),)
         else:  # the common case, without a generator (this line runs for every op)
             results = (Tensor._from_op(out, record),)
 
@@ -255,6 +259,18 @@ class Function:
                 ctx._saved = [_resolve_saved(item, args, raw, results) for item in ctx._to_save]
             ctx._to_save = None
         return results if multiple else results[0]
+
+
+def _as_array(ctx, o):
+    """A NumPy scalar (what a NumPy reduction of a whole array returns) as a 0-d array, so that a Tensor
+    always holds an array; a saved reference to the scalar is pointed at the array, so that
+    ``save_for_backward`` still recognises the output (and its history) in it."""
+    if type(o) is np.ndarray or not isinstance(o, np.generic):
+        return o
+    arr = np.asarray(o)
+    if ctx._to_save is not None:
+        ctx._to_save = tuple([arr if item is o else item for item in ctx._to_save])
+    return arr
 
 
 def _check_same_device(cls, args):

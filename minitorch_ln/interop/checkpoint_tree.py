@@ -116,7 +116,9 @@ class _Encoder:
             return {"__ref__": hit["id"]}
         is_t = isinstance(obj, Tensor)
         arr = obj.array if is_t else obj
-        if isinstance(arr, np.generic):  # a reduction's 0-d result may hold a NumPy scalar: save it as a 0-d array
+        if isinstance(arr, np.generic):
+            # Function results are 0-d arrays (autograd/function.py), but ops that make their result
+            # without a Function (comparisons, any/all) may still hold a NumPy scalar
             arr = np.asarray(arr)
         if arr.dtype.kind not in "biuf":
             raise TreeError(f"cannot save {_where(path)}: dtype {arr.dtype} is not a number type safetensors stores")
