@@ -217,18 +217,20 @@ def test_huge_and_infinite_inputs_give_the_limits_without_nan(name, ours, theirs
     pts = np.array([-np.inf, -1e4, -100.0, 100.0, 1e4, np.inf])
     for dtype in (np.float32, np.float64):
         x = mt.tensor(pts.astype(dtype), requires_grad=True)
+        dy = np.array([0.7, -1.3, 2.1, -0.4, 1.9, -2.5])  # a non-uniform upstream gradient, the same for both
         with np.errstate(over="raise", invalid="raise", divide="raise"):  # none outside the guarded spots
             y = ours(x)
-            y.backward(mt.ones(*pts.shape, dtype=dtype))
+            y.backward(mt.tensor(dy.astype(dtype)))
         xt = torch.tensor(pts, requires_grad=True)  # float64 reference
         yt = theirs(xt)
-        yt.backward(torch.ones_like(yt))
+        yt.backward(torch.tensor(dy))
         want_y, want_g = yt.detach().numpy().copy(), xt.grad.numpy().copy()
         limits = INF_LIMITS.get(name, (None,) * 4)
-        for (i, arr), lim in zip([(0, want_y), (5, want_y), (0, want_g), (5, want_g)], limits):
-            if lim is not None:
-                assert math.isnan(arr[i]) or arr[i] == lim, f"{name}: PyTorch now agrees with the math?"
-                arr[i] = lim
+        for (i, arr, scale), lim in zip([(0, want_y, 1.0), (5, want_y, 1.0), (0, want_g, dy[0]), (5, want_g, dy[5])],
+                                        limits):
+            if lim is not None:  # the limits of y and of dy/dx; the gradient is dy times the latter
+                assert math.isnan(arr[i]) or arr[i] == lim * scale, f"{name}: PyTorch now agrees with the math?"
+                arr[i] = lim * scale
         assert not np.isnan(y.array).any() and not np.isnan(x.grad.array).any(), name
         assert y.dtype == dtype and x.grad.dtype == dtype
         tiny = 1e-37 if dtype == np.float32 else 1e-300  # float32 denormals round differently

@@ -158,13 +158,14 @@ def test_integer_operands_give_torchs_dtype(name, ours, theirs, domain, gg, tg):
 
 def test_gradients_at_the_origin_and_huge_values():
     x, y = mt.tensor(np.float32([0.0, 1e20]), requires_grad=True), mt.tensor(np.float32([0.0, 1e20]), requires_grad=True)
-    B.atan2(x, y).sum().backward()  # b/(a² + b²) = 5e-21: a² overflows float32 in PyTorch's formula
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, 5e-21], rtol=1e-6)
-    np.testing.assert_allclose(y.grad.numpy(), [0.0, -5e-21], rtol=1e-6)
+    dy = np.float32([0.7, -1.3])  # a non-uniform upstream gradient
+    B.atan2(x, y).backward(mt.tensor(dy))  # b/(a² + b²) = 5e-21: a² overflows float32 in PyTorch's formula
+    np.testing.assert_allclose(x.grad.numpy(), dy * np.float32([0.0, 5e-21]), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), dy * np.float32([0.0, -5e-21]), rtol=1e-6)
     x, y = t64([0.0, 3.0]), t64([0.0, 4.0])
-    B.hypot(x, y).sum().backward()  # deviation: 0 at the origin (PyTorch: NaN)
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.6])
-    np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.8])
+    B.hypot(x, y).backward(mt.tensor(np.array([0.7, -1.3])))  # deviation: 0 at the origin (PyTorch: NaN)
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, -1.3 * 0.6])  # x/hypot = 3/5, times dy
+    np.testing.assert_allclose(y.grad.numpy(), [0.0, -1.3 * 0.8])
     np.testing.assert_allclose(B.logaddexp(mt.tensor([1e38]), mt.tensor([1e38])).numpy(), [1e38])
 
 
