@@ -78,13 +78,21 @@ __all__ = [
 
 CPU_KERNELS = ("numba", "numpy")
 _PKG = "minitorch_ln.kernels."
-# each kernel: (the xp module, the compiled CPU module or None)
+# each kernel: (the xp module, the compiled CPU module or None, the CUDA module or None). A CUDA module
+# that lacks the kernel (or does not exist yet) leaves it to the xp form, on CuPy arrays.
 _MODULES = {
-    "layer_norm_fwd": ("layernorm", "cpu_layernorm"), "layer_norm_bwd": ("layernorm", "cpu_layernorm"),
-    "layer_norm_stats": ("layernorm", "cpu_layernorm"),
-    "rms_norm_fwd": ("rmsnorm", "cpu_layernorm"), "rms_norm_bwd": ("rmsnorm", "cpu_layernorm"),
-    "batch_norm_fwd": ("batchnorm", None), "batch_norm_bwd": ("batchnorm", None),
-    "batch_norm_fwd_ncl": ("batchnorm", "cpu_batchnorm"), "batch_norm_bwd_ncl": ("batchnorm", "cpu_batchnorm"),
+    "layer_norm_fwd": ("layernorm", "cpu_layernorm", "cuda_layernorm"),
+    "layer_norm_bwd": ("layernorm", "cpu_layernorm", "cuda_layernorm"),
+    "layer_norm_stats": ("layernorm", "cpu_layernorm", "cuda_layernorm"),
+    "rms_norm_fwd": ("rmsnorm", "cpu_layernorm", "cuda_layernorm"),
+    "rms_norm_bwd": ("rmsnorm", "cpu_layernorm", "cuda_layernorm"),
+    "batch_norm_fwd": ("batchnorm", None, "cuda_layernorm"), "batch_norm_bwd": ("batchnorm", None, "cuda_layernorm"),
+    "batch_norm_fwd_ncl": ("batchnorm", "cpu_batchnorm", "cuda_batchnorm"),
+    "batch_norm_bwd_ncl": ("batchnorm", "cpu_batchnorm", "cuda_batchnorm"),
+    "group_norm_fwd": ("groupnorm", "cpu_groupnorm", "cuda_groupnorm"),
+    "group_norm_bwd": ("groupnorm", "cpu_groupnorm", "cuda_groupnorm"),
+    "local_response_norm_fwd": ("lrn", "cpu_lrn", "cuda_lrn"),
+    "local_response_norm_bwd": ("lrn", "cpu_lrn", "cuda_lrn"),
 }
 _cpu_kernels: str | None = None  # chosen on first use (importing Numba takes a few tenths of a second)
 _chosen: dict = {}  # (kernel name, "cpu" or "cuda") -> the module that implements it, filled on first use
@@ -129,16 +137,14 @@ def get_cpu_kernels() -> str:
     return _cpu_kernels
 
 
-_CUDA_MODULE = _PKG + "cuda_layernorm"
-
-
 def _module_for(name: str, where: str):
-    xp_module, cpu_module = _MODULES[name]
-    if where == "cuda" and importlib.util.find_spec(_CUDA_MODULE) is not None:
-        module = importlib.import_module(_CUDA_MODULE)
+    xp_module, cpu_module, cuda_module = _MODULES[name]
+    if where == "cuda" and cuda_module is not None and importlib.util.find_spec(_PKG + cuda_module) is not None:
+        module = importlib.import_module(_PKG + cuda_module)
         if hasattr(module, name):  # a kernel it lacks runs in the xp form, on CuPy arrays
             return module
-    if where == "cpu" and cpu_module is not None and get_cpu_kernels() == "numba":
+    if where == "cpu" and cpu_module is not None and get_cpu_kernels() == "numba" \
+            and importlib.util.find_spec(_PKG + cpu_module) is not None:
         return importlib.import_module(_PKG + cpu_module)
     return importlib.import_module(_PKG + xp_module)
 
