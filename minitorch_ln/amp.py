@@ -1,17 +1,17 @@
 """Mixed precision, as ``torch.amp``: ``autocast`` regions and ``GradScaler`` (dynamic loss scaling).
 
-**autocast: what it does here.** ``autocast(device_type, dtype=None, enabled=True)`` is a context
-manager and a decorator with PyTorch's arguments, defaults, validation and disabling rules
-(``enabled=False`` is a no-op everywhere; ``'cuda'`` without a GPU warns and disables itself, as
-PyTorch does; an unsupported CPU dtype warns and disables). Inside an enabled region
-:func:`is_autocast_enabled` and :func:`get_autocast_dtype` answer as PyTorch's do, but **no op
-casts its inputs yet**: every op computes in its input dtype (float32 for a float32 model), exactly
-as with ``enabled=False``, and the first such region warns once saying so. The numbers are those of
-a float32 run: more accurate, slower and larger than PyTorch's float16 ones, never silently
-different in kind. (PyTorch's CPU autocast uses bfloat16, which NumPy and CuPy lack, so there it
-could not be otherwise; on the GPU the op-level float16 casting is future work, and
-:data:`FLOAT16_OPS`/:data:`FLOAT32_OPS` list what it will follow.) ``bfloat16`` here is a named
-placeholder so that scripts may mention it; a tensor cannot be made with it.
+**autocast** ``(device_type, dtype=None, enabled=True)`` is a context manager and a decorator with
+PyTorch's arguments, defaults, validation and disabling rules (``enabled=False`` is a no-op
+everywhere; ``'cuda'`` without a GPU warns and disables itself, as PyTorch does; an unsupported dtype
+warns and disables). Inside an enabled region the ops on PyTorch's autocast lists cast their
+arguments as PyTorch's do: matmul, linear, the convolutions and attention run in float16; exp, log,
+pow, softmax, layer_norm, the losses and the reductions in float32; the others in their inputs'
+dtypes (:mod:`minitorch_ln.ops.autocast` has the lists, :mod:`minitorch_ln.autograd.autocast_state`
+the rule). ``'cuda'`` regions act on GPU tensors with PyTorch's CUDA lists, ``'cpu'`` regions on CPU
+tensors with its CPU lists. The low-precision dtype is float16: PyTorch's CPU default, bfloat16,
+does not exist in NumPy or CuPy, so ``autocast("cpu")`` without ``dtype=float16`` warns and runs
+disabled. ``cache_enabled`` is accepted; no cast is cached (the values are the same, each use of
+a float32 weight is cast again).
 
 **GradScaler** is real: ``scale(loss)`` multiplies by the scale, ``unscale_(optimizer)`` divides
 the gradients in place and records whether any is inf/NaN, ``step`` skips the optimizer step when
@@ -23,62 +23,35 @@ is kept in float32, as PyTorch's scale tensor). ``enabled=False`` passes everyth
 from __future__ import annotations
 
 import functools
-import threading
 import warnings
 
 import numpy as np
 
 from . import backend
+from .autograd import autocast_state
+from .dtypes import UnsupportedDtype as _UnsupportedDtype, bfloat16  # the one placeholder of bfloat16
+from .ops.autocast import POLICIES
 from .tensor import Tensor, tensor
 
 __all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype", "bfloat16",
            "CudaAutocast", "CudaGradScaler", "FLOAT16_OPS", "FLOAT32_OPS"]
 
-# PyTorch's CUDA autocast op lists (docs "Automatic Mixed Precision package", CUDA Ops that can
-# autocast to float16 / to float32), restricted to the ops minitorch_ln has.
-FLOAT16_OPS = ("matmul", "linear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu",
-               "scaled_dot_product_attention")
-FLOAT32_OPS = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal",
-               "rsqrt", "sinh", "tan", "pow", "softplus", "layer_norm", "group_norm", "norm", "cumsum", "cumprod",
-               "prod", "sum", "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "rms_norm")
+# The ops that run in float16 / float32 in CUDA autocast regions (all the lists: ops.autocast.POLICIES).
+FLOAT16_OPS = tuple(n for n, (p, _, _) in POLICIES.items() if p.get("cuda") == "lower")
+FLOAT32_OPS = tuple(n for n, (p, _, _) in POLICIES.items() if p.get("cuda") in ("fp32", "fp32_opt_dtype"))
 
-
-class _UnsupportedDtype:
-    """A dtype PyTorch has and minitorch_ln does not (NumPy has no bfloat16): scripts may name it
-    (``{'bfloat16': torch.bfloat16, ...}[dtype]``), making a tensor with it fails clearly."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self.name} (not supported by minitorch_ln: NumPy has no {self.name}; see docs/torch_compat.md)"
-
-
-bfloat16 = _UnsupportedDtype("bfloat16")
-
-
-class _AutocastState(threading.local):
-    """Per thread, as PyTorch's: {device_type: (enabled, dtype)}."""
-
-    def __init__(self):
-        self.regions = {}
-
-
-_state = _AutocastState()
 _DEFAULT_DTYPE = {"cpu": bfloat16, "cuda": np.dtype(np.float16)}
-_warned: set = set()
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    """Whether an enabled autocast region of ``device_type`` is active in this thread (ops do not cast
-    yet: see the module docstring)."""
-    return _state.regions.get(device_type, (False, None))[0]
+    """Whether an enabled autocast region of ``device_type`` is active in this thread."""
+    return autocast_state.is_autocast_enabled(device_type)
 
 
 def get_autocast_dtype(device_type: str = "cuda"):
     """The dtype of ``device_type``'s autocast regions: PyTorch's defaults (float16 on CUDA,
     :data:`bfloat16` on the CPU) outside any region."""
-    enabled, dtype = _state.regions.get(device_type, (False, None))
+    dtype = autocast_state.get_autocast_dtype(device_type)
     return dtype if dtype is not None else _DEFAULT_DTYPE[device_type]
 
 
@@ -95,14 +68,15 @@ class autocast:
         device_type: ``"cuda"`` or ``"cpu"``.
         dtype: float16 (CUDA's default) or bfloat16 (the CPU's default, which minitorch_ln lacks).
         enabled: ``False`` makes the region a no-op.
-        cache_enabled: accepted and ignored (there is no cast cache: nothing is cast).
+        cache_enabled: accepted; no cast is cached (the same values; a weight is cast at each use).
     Raises:
         RuntimeError: an unknown ``device_type``, or ``dtype=bfloat16`` on CUDA (PyTorch's message
             for a GPU without bfloat16; none has it here).
         TypeError: ``enabled`` not a bool.
     Warns:
-        UserWarning: ``"cuda"`` without a GPU, or a CPU dtype other than float16/bfloat16
-            (disabled, as PyTorch); once, the first enabled region (ops run in their input dtypes).
+        UserWarning: ``"cuda"`` without a GPU, or a CPU dtype other than float16/bfloat16 (disabled,
+            as PyTorch); bfloat16 on the CPU (PyTorch's default there), which NumPy lacks: the
+            region is disabled and the ops run in their input dtypes (float32 for a float32 model).
     """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
@@ -130,32 +104,24 @@ class autocast:
                 warnings.warn("In CUDA autocast, but the target dtype is not supported. Disabling autocast.\n"
                               "CUDA Autocast only supports dtype of torch.float16 here.", UserWarning, stacklevel=2)
                 self._enabled = False
-        elif not (self.fast_dtype is bfloat16 or self.fast_dtype == np.float16):
+        elif self.fast_dtype is bfloat16:
+            warnings.warn("autocast('cpu', dtype=bfloat16) is disabled here: NumPy has no bfloat16. The ops run in "
+                          "their input dtypes (float32 for a float32 model); dtype=torch.float16 gives mixed "
+                          "precision. See docs/torch_compat.md.", UserWarning, stacklevel=2)
+            self._enabled = False
+        elif self.fast_dtype != np.float16:
             warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
                           "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
                           UserWarning, stacklevel=2)
             self._enabled = False
 
     def __enter__(self):
-        self._prev = _state.regions.get(self.device)
-        if self._enabled:
-            key = (self.device, repr(self.fast_dtype))
-            if key not in _warned:
-                _warned.add(key)
-                warnings.warn(
-                    f"autocast({self.device!r}, dtype={self.fast_dtype}) is accepted, but minitorch_ln casts no op "
-                    "yet: ops compute in their input dtypes (float32 for a float32 model), as with enabled=False. "
-                    "GradScaler still scales losses for real. See docs/torch_compat.md.", UserWarning, stacklevel=2)
-            _state.regions[self.device] = (True, self.fast_dtype)
-        else:  # a disabled region inside an enabled one switches it off, as in PyTorch
-            _state.regions[self.device] = (False, self.fast_dtype)
+        # a disabled region inside an enabled one switches it off, as in PyTorch
+        self._token = autocast_state.enter_region(self.device, self._enabled, self.fast_dtype)
         return self
 
     def __exit__(self, *exc):
-        if self._prev is None:
-            _state.regions.pop(self.device, None)
-        else:
-            _state.regions[self.device] = self._prev
+        autocast_state.exit_region(self._token)
         return False
 
     def __call__(self, fn):
@@ -167,7 +133,7 @@ class autocast:
         return wrapper
 
     def __copy_from(self, other):  # a fresh region per call, so that recursion and threads nest correctly
-        self.__dict__.update({k: v for k, v in other.__dict__.items() if k != "_prev"})
+        self.__dict__.update({k: v for k, v in other.__dict__.items() if k != "_token"})
         return self
 
 

@@ -66,18 +66,23 @@ def test_autocast_disabled_is_a_no_op_everywhere():
     assert not amp.is_autocast_enabled("cpu")
 
 
-def test_autocast_cpu_state_as_pytorch_and_warns_that_nothing_is_cast():
+def test_autocast_cpu_bfloat16_default_is_disabled_with_a_warning():
+    # PyTorch's CPU default is bfloat16, which NumPy lacks: the region says so and stays disabled
+    # (float32 results), where PyTorch would compute in bfloat16.
     with torch.autocast("cpu"):
         theirs = (torch.is_autocast_enabled("cpu"), str(torch.get_autocast_dtype("cpu")))
-    with pytest.warns(UserWarning, match="casts no op yet"):
+    assert theirs == (True, "torch.bfloat16")
+    with pytest.warns(UserWarning, match="NumPy has no bfloat16"):
         with amp.autocast("cpu"):
-            ours = (amp.is_autocast_enabled("cpu"), "torch.bfloat16" if amp.get_autocast_dtype("cpu") is amp.bfloat16 else "?")
+            assert not amp.is_autocast_enabled("cpu")
             x = mt.randn(2, 2)
-            assert (x @ x).dtype == np.float32  # honest: float32, no bfloat16 here
-            with amp.autocast("cpu", enabled=False):  # nested disable, as PyTorch
-                assert not amp.is_autocast_enabled("cpu")
-            assert amp.is_autocast_enabled("cpu")
-    assert ours == theirs and not amp.is_autocast_enabled("cpu")
+            assert (x @ x).dtype == np.float32
+    with amp.autocast("cpu", dtype=mt.float16):
+        assert amp.is_autocast_enabled("cpu") and amp.get_autocast_dtype("cpu") == np.float16
+        with amp.autocast("cpu", enabled=False):  # nested disable, as PyTorch
+            assert not amp.is_autocast_enabled("cpu")
+        assert amp.is_autocast_enabled("cpu")
+    assert not amp.is_autocast_enabled("cpu") and amp.get_autocast_dtype("cpu") is amp.bfloat16
 
 
 def test_autocast_disabling_rules_as_pytorch():

@@ -18,6 +18,7 @@ from .. import backend
 from ..errors import ShapeError
 from . import function as _function
 from .anomaly import check_gradients
+from .autocast_state import autocast_excluded
 from .function import AccumulateGrad, _anomaly, _edge
 from .grad_mode import set_grad_enabled, is_grad_enabled
 
@@ -64,7 +65,13 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
 
     ``capture`` maps ``(node, output_index)`` to a position; when given, the gradients arriving
     there are returned in a list (for ``autograd.grad``) and no leaf's ``.grad`` is touched.
+    Autocast does not act during the pass: backward ops run in the dtypes of their forward ops.
     """
+    with autocast_excluded():
+        return _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture)
+
+
+def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
     pending = {}
     roots = []
     # arrays a leaf's .grad must not adopt as they are: the caller's seeds, what hooks returned, and

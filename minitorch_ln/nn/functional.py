@@ -28,6 +28,7 @@ from ..ops.attention import scaled_dot_product_attention  # noqa: F401 - re-expo
 from ..ops.batch_norm import batch_norm  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
+from ..ops.autocast import wrap as _autocast_wrap
 from ..tensor import Tensor
 
 
@@ -76,6 +77,10 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """``x - logsumexp(x)`` along ``dim`` (after casting to ``dtype`` if given); same shape."""
     return ops.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+# under autocast, as PyTorch: float32 unless ``dtype=`` is given (then that dtype)
+softmax, log_softmax = _autocast_wrap("softmax", softmax), _autocast_wrap("log_softmax", log_softmax)
 
 
 def __getattr__(name):

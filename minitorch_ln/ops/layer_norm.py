@@ -30,9 +30,11 @@ the usual trailing ``normalized_shape``), so ``dim=`` (any axes, e.g. the channe
 from __future__ import annotations
 
 from .. import kernels
+from ..autograd.autocast_state import autocast_acting
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .autocast import wrap as autocast_wrap
 from .norm_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
 
 __all__ = ["layer_norm", "layer_norm_composed", "layer_norm_backward_composed"]
@@ -134,6 +136,8 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
             bias of the wrong shape, zero elements to normalize.
     """
     op = "layer_norm"
+    if autocast_acting():  # inside an autocast region: float32, PyTorch's policy (ops/autocast.py)
+        return _layer_norm_autocast(input, normalized_shape, weight, bias, eps, dim=dim, recompute_stats=recompute_stats)
     check_input(input, op)
     axes = resolve_axes(input, normalized_shape, dim, op)
     eps = check_eps(eps, op)
@@ -143,6 +147,10 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
     check_param(weight, "weight", rows.param_shape, input, op)
     check_param(bias, "bias", rows.param_shape, input, op)
     return LayerNorm.apply(input, weight, bias, axes, eps, bool(recompute_stats))
+
+
+# checked in the body, not wrapped around it: nn.LayerNorm.forward stays 5 calls from the row loop
+_layer_norm_autocast = autocast_wrap("layer_norm", layer_norm)
 
 
 def layer_norm_composed(input: Tensor, normalized_shape=None, weight=None, bias=None, eps: float = 1e-5,  # noqa: A002

@@ -1,0 +1,146 @@
+"""Which op runs in which dtype under autocast: PyTorch's op lists, and the one place that applies them.
+
+The lists are PyTorch's (``aten/src/ATen/autocast_mode.h`` and ``autocast_mode.cpp``, the "Autocast
+Op Reference" of the AMP docs), restricted to the ops minitorch_ln has; the CPU lists were checked
+op by op against ``torch.autocast("cpu", dtype=torch.float16)`` of PyTorch 2.13 (``tests/test_autocast.py``).
+The policies (``lower``, ``fp32``, ``fp32_opt_dtype``, ``promote``, ``banned``, ``as_is``) are explained in
+:mod:`minitorch_ln.autograd.autocast_state`.
+
+:func:`apply` runs once, at the end of ``ops/__init__.py``: it replaces each listed function, in its
+module and in the ``ops`` namespace, and each listed Tensor method, by the wrapper of
+:func:`~minitorch_ln.autograd.autocast_state.autocast_op`. Calls *between* ops inside this package
+bind the unwrapped functions at import time, so an op's own parts never cast again (PyTorch's
+autocast acts at the op a user calls, not inside it). An op not listed runs in its inputs' dtypes
+under the usual promotion (``float16 + float32`` gives float32).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..autograd.autocast_state import autocast_op
+from ..tensor import Tensor
+
+__all__ = ["POLICIES", "apply", "wrap", "policy_of"]
+
+_BOTH_LOWER = {"cuda": "lower", "cpu": "lower"}
+_CUDA_FP32 = {"cuda": "fp32"}
+_BOTH_FP32 = {"cuda": "fp32", "cpu": "fp32"}
+_CUDA_OPT = {"cuda": "fp32_opt_dtype"}
+
+# torch name: (policies by device type, [(ops module, function name)], [Tensor method names])
+POLICIES = {
+    # lower precision (float16): the GEMM-shaped ops
+    "matmul": (_BOTH_LOWER, [("matmul", "matmul")], ["matmul", "__matmul__", "__rmatmul__"]),
+    "mm": (_BOTH_LOWER, [("products", "mm")], ["mm"]),
+    "bmm": (_BOTH_LOWER, [("products", "bmm")], ["bmm"]),
+    "addmm": (_BOTH_LOWER, [("products", "addmm")], ["addmm"]),
+    "baddbmm": (_BOTH_LOWER, [("products", "baddbmm")], ["baddbmm"]),
+    "mv": ({"cuda": "lower", "cpu": "as_is"}, [("products", "mv")], ["mv"]),
+    "linear": (_BOTH_LOWER, [("matmul", "linear")], []),
+    "einsum": (_BOTH_LOWER, [("einsum", "einsum")], []),
+    "conv1d": (_BOTH_LOWER, [("convolution", "conv1d")], []),
+    "conv2d": (_BOTH_LOWER, [("convolution", "conv2d")], []),
+    "conv_transpose1d": (_BOTH_LOWER, [("convolution", "conv_transpose1d")], []),
+    "conv_transpose2d": (_BOTH_LOWER, [("convolution", "conv_transpose2d")], []),
+    "prelu": (_BOTH_LOWER, [("activation_piecewise", "prelu")], []),
+    "scaled_dot_product_attention": (_BOTH_LOWER, [("attention", "scaled_dot_product_attention")], []),
+    # float32: pointwise ops whose range float16 lacks, the norms, the losses
+    "acos": (_CUDA_FP32, [("unary_trig", "acos")], ["acos", "arccos"]),
+    "asin": (_CUDA_FP32, [("unary_trig", "asin")], ["asin", "arcsin"]),
+    "cosh": (_CUDA_FP32, [("unary_trig", "cosh")], ["cosh"]),
+    "sinh": (_CUDA_FP32, [("unary_trig", "sinh")], ["sinh"]),
+    "tan": (_CUDA_FP32, [("unary_trig", "tan")], ["tan"]),
+    "erfinv": (_CUDA_FP32, [("unary_trig", "erfinv")], ["erfinv"]),
+    "exp": (_CUDA_FP32, [("elementwise", "exp")], ["exp"]),
+    "log": (_CUDA_FP32, [("elementwise", "log")], ["log"]),
+    "rsqrt": (_CUDA_FP32, [("elementwise", "rsqrt")], ["rsqrt"]),
+    "expm1": (_CUDA_FP32, [("unary", "expm1")], ["expm1"]),
+    "log10": (_CUDA_FP32, [("unary", "log10")], ["log10"]),
+    "log2": (_CUDA_FP32, [("unary", "log2")], ["log2"]),
+    "log1p": (_CUDA_FP32, [("unary", "log1p")], ["log1p"]),
+    "reciprocal": (_CUDA_FP32, [("unary", "reciprocal")], ["reciprocal"]),
+    "pow": (_CUDA_FP32, [("elementwise", "pow")], ["pow", "__pow__", "__rpow__"]),
+    "rtruediv": (_CUDA_FP32, [], ["__rtruediv__"]),
+    "softplus": (_CUDA_FP32, [("activation", "softplus")], []),
+    "layer_norm": (_CUDA_FP32, [], []),  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
+    "logsumexp": (_CUDA_FP32, [("reduction", "logsumexp")], ["logsumexp"]),
+    "cosine_similarity": (_CUDA_FP32, [("distance", "cosine_similarity")], []),
+    "normalize": (_CUDA_FP32, [("distance", "normalize")], []),
+    "cdist": (_BOTH_FP32, [("distance", "cdist")], []),
+    "quantile": ({"cpu": "fp32"}, [("sorting", "quantile")], ["quantile"]),
+    "poisson_nll_loss": (_BOTH_FP32, [("loss_regression", "poisson_nll_loss")], []),
+    "kl_div": (_BOTH_FP32, [("loss_regression", "kl_div")], []),
+    "l1_loss": (_BOTH_FP32, [("loss_regression", "l1_loss")], []),
+    "smooth_l1_loss": (_BOTH_FP32, [("loss_regression", "smooth_l1_loss")], []),
+    "huber_loss": (_BOTH_FP32, [("loss_regression", "huber_loss")], []),
+    "cosine_embedding_loss": (_BOTH_FP32, [("loss_margin", "cosine_embedding_loss")], []),
+    "margin_ranking_loss": (_BOTH_FP32, [("loss_margin", "margin_ranking_loss")], []),
+    "soft_margin_loss": (_BOTH_FP32, [("loss_margin", "soft_margin_loss")], []),
+    "triplet_margin_loss": (_BOTH_FP32, [("loss_margin", "triplet_margin_loss")], []),
+    "binary_cross_entropy_with_logits": (_BOTH_FP32, [("loss_margin", "binary_cross_entropy_with_logits")], []),
+    "nll_loss": (_BOTH_FP32, [("loss", "nll_loss")], []),
+    "mse_loss": (_BOTH_FP32, [("loss", "mse_loss")], []),
+    "cross_entropy": (_BOTH_FP32, [("loss", "cross_entropy")], []),
+    # float32 unless the call gives dtype=
+    "sum": (_CUDA_OPT, [("reduction", "sum")], ["sum"]),
+    "prod": ({"cuda": "fp32_opt_dtype", "cpu": "fp32"}, [("statistics", "prod")], ["prod"]),
+    "cumsum": (_CUDA_OPT, [("scan", "cumsum")], ["cumsum"]),
+    "cumprod": (_CUDA_OPT, [("scan", "cumprod")], ["cumprod"]),
+    "softmax": (_CUDA_OPT, [("softmax", "softmax")], ["softmax"]),
+    "log_softmax": (_CUDA_OPT, [("softmax", "log_softmax")], ["log_softmax"]),
+    "softmin": (_CUDA_OPT, [("activation_piecewise", "softmin")], []),
+    "norm": (_CUDA_OPT, [("norms", "norm")], ["norm"]),
+    "linalg_vector_norm": (_CUDA_OPT, [("norms", "linalg_vector_norm")], []),
+    "linalg_matrix_norm": (_CUDA_OPT, [("norms", "linalg_matrix_norm")], []),
+    # the widest floating dtype of the arguments
+    "atan2": ({"cuda": "promote"}, [("binary", "atan2")], ["atan2", "arctan2"]),
+    "cross": ({"cuda": "promote"}, [("products", "cross")], ["cross"]),
+    "dot": ({"cuda": "promote", "cpu": "as_is"}, [("products", "dot")], ["dot"]),
+    "vdot": ({"cuda": "promote", "cpu": "as_is"}, [("products", "vdot")], ["vdot"]),
+    "tensordot": ({"cuda": "promote"}, [("products", "tensordot")], []),
+    "scatter_add": ({"cuda": "promote"}, [("scatter", "scatter_add")], ["scatter_add"]),
+    "index_put": ({"cuda": "promote"}, [("view_ops", "index_put")], []),
+    "cat": ({"cpu": "promote"}, [("indexing", "cat")], []),
+    "stack": ({"cpu": "promote"}, [("indexing", "stack")], []),
+    "index_copy": ({"cpu": "promote"}, [("index_ops", "index_copy")], ["index_copy"]),
+    # one kernel in PyTorch, composed of listed ops here: run as called, nothing inside casts
+    "nan_to_num": ({"cuda": "as_is", "cpu": "as_is"}, [("unary", "nan_to_num")], ["nan_to_num"]),
+    # refused under CUDA autocast (PyTorch: use binary_cross_entropy_with_logits)
+    "binary_cross_entropy": ({"cuda": "banned", "cpu": "fp32"}, [("loss_margin", "binary_cross_entropy")], []),
+}
+
+_wrapped: dict = {}  # id(original function) -> its wrapper, so that one function is wrapped once
+
+
+def wrap(name: str, fn):
+    """``fn`` wrapped with the policies of the torch op ``name`` (see :data:`POLICIES`)."""
+    if getattr(fn, "__autocast__", None) is not None:
+        return fn
+    w = _wrapped.get(id(fn))
+    if w is None:
+        w = _wrapped[id(fn)] = autocast_op(name, POLICIES[name][0])(fn)
+    return w
+
+
+def policy_of(name: str, device_type: str):
+    """The policy of the torch op ``name`` on ``device_type`` (None: not on the lists, runs as called)."""
+    entry = POLICIES.get(name)
+    return entry[0].get(device_type) if entry else None
+
+
+def apply() -> None:
+    """Wrap every listed op in its module, in the ``ops`` namespace, and as a Tensor method."""
+    ops_ns = sys.modules[__name__.rsplit(".", 1)[0]]
+    for name, (_, functions, methods) in POLICIES.items():
+        for module_name, attr in functions:
+            module = sys.modules[f"{ops_ns.__name__}.{module_name}"]
+            original = getattr(module, attr)
+            w = wrap(name, original)
+            setattr(module, attr, w)
+            if getattr(ops_ns, attr, None) is original:
+                setattr(ops_ns, attr, w)
+        for method in methods:
+            original = Tensor.__dict__.get(method)
+            if original is not None:
+                setattr(Tensor, method, wrap(name, original))
