@@ -1,4 +1,4 @@
-"""Normalization layers: ``LayerNorm``, ``RMSNorm`` and ``BatchNorm1d``, as in ``torch.nn``.
+"""Normalization layers: ``LayerNorm``, ``RMSNorm`` and (from ``nn/batchnorm.py``) ``BatchNorm1d/2d/3d``, as in ``torch.nn``.
 
 The math (and the hand-derived backwards) live in :mod:`minitorch_ln.ops.layer_norm`, ``rms_norm`` and ``batch_norm``; see
 ``docs/layernorm_backward.md``. Parameter and buffer names match PyTorch's, so a PyTorch
@@ -12,12 +12,12 @@ import numbers
 from ..autograd.grad_mode import no_grad
 from ..ops.norm_common import check_eps as _check_eps
 from ..ops.creation import ones, zeros
-from ..tensor import tensor
 from . import functional as F
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["LayerNorm", "RMSNorm", "BatchNorm1d"]
+__all__ = ["LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 def _shape(normalized_shape, cls: str) -> tuple:
@@ -122,72 +122,3 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-
-
-class BatchNorm1d(Module):
-    """Batch normalization (Ioffe & Szegedy, 2015) of ``(N, C)`` or ``(N, C, L)`` input, as ``torch.nn.BatchNorm1d``.
-
-    Training: each channel is normalized with the batch mean and *biased* variance over ``N`` (and
-    ``L``); the running statistics are updated with ``momentum`` (``None``: a cumulative average)
-    and the *unbiased* variance. Eval: the running statistics are used (unless
-    ``track_running_stats=False``, then batch statistics always).
-
-    Buffers ``running_mean`` (zeros), ``running_var`` (ones), ``num_batches_tracked`` (int64);
-    parameters ``weight`` (ones) and ``bias`` (zeros) when ``affine``.
-
-    Raises:
-        ValueError: input not 2-D or 3-D, a channel count other than ``num_features``, or one
-            value per channel in training.
-    """
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
-        super().__init__()
-        if not isinstance(num_features, numbers.Integral) or num_features <= 0:
-            raise ValueError(f"BatchNorm1d: num_features must be a positive int, got {num_features!r}")
-        self.num_features, self.momentum = int(num_features), momentum
-        self.eps = _check_eps(eps, type(self).__name__)
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(self.num_features, dtype=dtype, device=device))
-            self.bias = Parameter(zeros(self.num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", ones(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64", device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            with no_grad():
-                self.running_mean.array.fill(0)
-                self.running_var.array.fill(1)
-                self.num_batches_tracked.array.fill(0)
-
-    def forward(self, input):  # noqa: A002
-        if input.ndim not in (2, 3):
-            raise ValueError(f"BatchNorm1d: expected 2D or 3D input (got {input.ndim}D input of shape {tuple(input.shape)})")
-        if input.shape[1] != self.num_features:
-            raise ValueError(
-                f"BatchNorm1d: expected {self.num_features} channels on axis 1 (num_features), got input of "
-                f"shape {tuple(input.shape)}"
-            )
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            self.num_batches_tracked.array[...] += 1
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked.item())
-        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
-        keep = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
-                            self.weight, self.bias, use_batch_stats, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")

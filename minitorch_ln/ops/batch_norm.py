@@ -19,9 +19,10 @@ __all__ = ["batch_norm", "batch_norm_composed", "batch_norm_backward_composed"]
 
 #
 # Input (N, C) or (N, C, L) (any (N, C, ...)): channel axis 1, normalized over every other axis.
-# The kernels take it as (N, C, L), a view (L = 1 for (N, C)); the NumPy kernels turn it into one
-# row per channel, (C, N·L), the compiled ones read it in place. γ and β (C,) scale whole
-# channels; otherwise every formula is LayerNorm's (docs, section 8).
+# The kernels take it as (N, C, L), a view (L = 1 for (N, C); (N, C, H·W) for (N, C, H, W)) and
+# read it in place: the NumPy kernels reduce over its axes (0, 2), the compiled and CUDA ones loop
+# over each channel's values. γ and β (C,) scale whole channels; otherwise every formula is
+# LayerNorm's (docs, section 8).
 
 
 def _ncl(a):
