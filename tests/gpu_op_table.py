@@ -685,3 +685,15 @@ def run_ours(op, arrays, device, seed=0):
     out_np = [np.asarray(o.detach().cpu().array) for o in outs]
     grads = [np.asarray(t.grad.cpu().array) if t.grad is not None else None for t in tensors]
     return out_np, grads
+
+
+# Rows written beside their families' tests (tests/op_rows_*.py), appended here: one table.
+for _name in ("op_rows_groupnorm", "op_rows_spatial", "op_rows_norms2"):
+    try:
+        _rows = importlib.import_module(_name)
+    except ModuleNotFoundError as e:  # only while a family is not in the tree
+        if e.name != _name:
+            raise
+        continue
+    OPS += _rows.ROWS
+    FORWARD_ONLY += getattr(_rows, "FORWARD_ONLY", [])

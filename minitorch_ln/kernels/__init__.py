@@ -39,8 +39,11 @@ Also here, each dispatched the same way: ``rms_norm_fwd(x, weight, eps) -> (y, r
 (y, mean, rstd, var)`` and ``batch_norm_bwd(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)`` (for
 BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are ``(C,)``), and
 ``batch_norm_fwd_ncl`` / ``batch_norm_bwd_ncl``, the same on the input's own layout ``(N, C, L)``
-(``y``/``dx`` ``(N, C, L)``, statistics ``(C, 1)``): what the BatchNorm op calls, so that the compiled
-CPU kernels read the input in place where the others make the channel rows by a transposing copy.
+(``y``/``dx`` ``(N, C, L)``, statistics ``(C, 1)``): what the BatchNorm op calls, every implementation
+reading the input in place (no transposing copy into channel rows). ``group_norm_fwd`` /
+``group_norm_bwd`` (``groupnorm``, ``cpu_groupnorm``, ``cuda_groupnorm``) and
+``local_response_norm_fwd`` / ``local_response_norm_bwd`` (``lrn``, ``cpu_lrn``, ``cuda_lrn``) follow
+the same pattern; their interfaces are in those modules' docstrings.
 
 GELU (:mod:`minitorch_ln.kernels.activation`, the ``xp`` code on both NumPy and CuPy):
 ``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``, any shape.

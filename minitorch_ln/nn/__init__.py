@@ -17,7 +17,9 @@ from .loss import (
     SoftMarginLoss, TripletMarginLoss,
 )
 from .module import Module, StateDictError
-from .normalization import BatchNorm1d, LayerNorm, RMSNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm
+from .normalization_lrn import LocalResponseNorm
+from .normalization_groups import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .parameter import Parameter
 from .pooling import (
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,

@@ -26,6 +26,8 @@ from ..ops.pooling import (  # noqa: F401 - re-exported
 # batch_norm take PyTorch's signatures (plus dim=); fused, with hand-derived backwards (see docs/).
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401 - re-exported
 from ..ops.batch_norm import batch_norm  # noqa: F401 - re-exported
+from ..ops.group_norm import group_norm, instance_norm  # noqa: F401 - re-exported
+from ..ops.local_response_norm import local_response_norm  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
 from ..ops.autocast import wrap as _autocast_wrap

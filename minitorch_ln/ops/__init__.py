@@ -77,6 +77,8 @@ from .loss_margin import (
 from .distance import cdist, cosine_similarity, normalize, pairwise_distance
 from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
 from . import dtype_ops, inplace, tensor_methods  # noqa: F401 - attach Tensor's methods
+from .group_norm import group_norm, instance_norm
+from .local_response_norm import local_response_norm
 from . import autocast as _autocast
 
 _autocast.apply()  # the ops on PyTorch's autocast lists cast their arguments inside autocast regions

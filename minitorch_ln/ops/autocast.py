@@ -63,7 +63,10 @@ POLICIES = {
     "pow": (_CUDA_FP32, [("elementwise", "pow")], ["pow", "__pow__", "__rpow__"]),
     "rtruediv": (_CUDA_FP32, [], ["__rtruediv__"]),
     "softplus": (_CUDA_FP32, [("activation", "softplus")], []),
-    "layer_norm": (_CUDA_FP32, [], []),  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
+    "layer_norm": (_CUDA_FP32, [], []),
+    "group_norm": (_CUDA_FP32, [("group_norm", "group_norm")], []),
+    # composed in PyTorch (avg_pool of squares, then pow: float32 on CUDA), one fused op here
+    "local_response_norm": (_CUDA_FP32, [("local_response_norm", "local_response_norm")], []),  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
     "logsumexp": (_CUDA_FP32, [("reduction", "logsumexp")], ["logsumexp"]),
     "cosine_similarity": (_CUDA_FP32, [("distance", "cosine_similarity")], []),
     "normalize": (_CUDA_FP32, [("distance", "normalize")], []),
