@@ -28,7 +28,7 @@ from .ops import (  # noqa: A004 - the public op functions (PyTorch's names), mo
     logspace, logsumexp, lt, margin_ranking_loss, masked_fill, masked_scatter, masked_select, matmul, max,
     max_pool1d, max_pool2d, maximum, mean, median, meshgrid, min, minimum, mish, mm, mode, moveaxis, movedim,
     mse_loss, msort, mul, multinomial, mv, nan_to_num, nanmedian, narrow, ne, neg, nll_loss, nonzero, norm,
-    normal, normalize, one_hot, ones, ones_like, outer, pad, pairwise_distance, permute, poisson,
+    normal, normalize, one_hot, ones, ones_like, outer, pad, pairwise_distance, permute, pixel_shuffle, pixel_unshuffle, poisson,
     poisson_nll_loss, pow, prelu, prod, quantile, rand, rand_like, randint, randint_like, randn, randn_like,
     randperm, reciprocal, relu, relu6, remainder, repeat_interleave, reshape, rms_norm, roll, rot90, round,
     row_stack, rrelu, rsqrt, scaled_dot_product_attention, scatter, scatter_add, scatter_reduce, searchsorted,

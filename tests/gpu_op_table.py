@@ -687,13 +687,66 @@ def run_ours(op, arrays, device, seed=0):
     return out_np, grads
 
 
-# Rows written beside their families' tests (tests/op_rows_*.py), appended here: one table.
-for _name in ("op_rows_groupnorm", "op_rows_spatial", "op_rows_norms2"):
-    try:
-        _rows = importlib.import_module(_name)
-    except ModuleNotFoundError as e:  # only while a family is not in the tree
-        if e.name != _name:
-            raise
-        continue
-    OPS += _rows.ROWS
-    FORWARD_ONLY += getattr(_rows, "FORWARD_ONLY", [])
+# ---------------------------------------------------------------- the normalization family, spatial ops
+group_norm_ops, lrn_ops = _ops("group_norm"), _ops("local_response_norm")
+fold_ops, interp_ops, shuffle_ops = _ops("fold"), _ops("interpolate"), _ops("pixel_shuffle")
+
+
+def _stats(w):
+    """``(running_mean, running_var)`` from ``w`` without history: ``(w/2, w² + 1/2)`` (PyTorch does
+    not differentiate running statistics)."""
+    w = w.detach()
+    return w * 0.5, w * w + 0.5
+
+
+def _resize(mode, **kw):
+    return (lambda x: interp_ops.interpolate(x, mode=mode, **kw)), (lambda x: _tf().interpolate(x, mode=mode, **kw))
+
+
+OPS += [
+    # group_norm.py: short group rows, (N, C) input, a group row too long for the CUDA registers
+    Op("group_norm", lambda x, w, b: group_norm_ops.group_norm(x, 3, w, b), lambda x, w, b: _tf().group_norm(x, 3, w, b),
+       inputs(normal(4, 6, 5, 5), normal(6), normal(6))),
+    Op("group_norm_nc", lambda x, w, b: group_norm_ops.group_norm(x, 2, w, b),
+       lambda x, w, b: _tf().group_norm(x, 2, w, b), inputs(normal(7, 8), normal(8), normal(8))),
+    Op("group_norm_no_affine", lambda x: group_norm_ops.group_norm(x, 4), lambda x: _tf().group_norm(x, 4),
+       inputs(normal(2, 8, 3, 7))),
+    Op("group_norm_one_group_long", lambda x, w: group_norm_ops.group_norm(x, 1, w),
+       lambda x, w: _tf().group_norm(x, 1, w), inputs(normal(2, 4, 100, 100), normal(4))),
+    Op("instance_norm", lambda x, w, b: group_norm_ops.instance_norm(x, weight=w, bias=b),
+       lambda x, w, b: _tf().instance_norm(x, weight=w, bias=b), inputs(normal(3, 4, 6, 5), normal(4), normal(4))),
+    Op("instance_norm_no_affine", lambda x: group_norm_ops.instance_norm(x), lambda x: _tf().instance_norm(x),
+       inputs(normal(2, 5, 9))),
+    # batch_norm.py on 4-D and 5-D input; local_response_norm.py
+    Op("batch_norm_4d", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+       lambda x, w, b: _tf().batch_norm(x, None, None, w, b, training=True),
+       inputs(normal(4, 3, 5, 6), normal(3), normal(3))),
+    Op("batch_norm_4d_eval", lambda x, w, b: F.batch_norm(x, *_stats(w), w, b, training=False, eps=1e-3),
+       lambda x, w, b: _tf().batch_norm(x, *_stats(w), w, b, training=False, eps=1e-3),
+       inputs(normal(4, 3, 5, 6), normal(3), normal(3))),
+    Op("batch_norm_5d", lambda x: F.batch_norm(x, None, None, training=True),
+       lambda x: _tf().batch_norm(x, None, None, training=True), inputs(normal(2, 4, 3, 2, 5))),
+    Op("local_response_norm", lambda x: lrn_ops.local_response_norm(x, 3, alpha=0.5, beta=0.75, k=1.0),
+       lambda x: _tf().local_response_norm(x, 3, alpha=0.5, beta=0.75, k=1.0), inputs(normal(2, 7, 4, 5))),
+    Op("local_response_norm_even", lambda x: lrn_ops.local_response_norm(x, 4, alpha=1.0, beta=0.6, k=2.0),
+       lambda x: _tf().local_response_norm(x, 4, alpha=1.0, beta=0.6, k=2.0), inputs(normal(3, 6, 9))),
+    # fold.py, interpolate.py (the 1-D 'nearest' row uses a size where PyTorch's gradient agrees with its
+    # forward: tests/test_ops_interpolate.py), pixel_shuffle.py
+    Op("unfold", lambda x: fold_ops.unfold(x, (3, 2), dilation=(1, 2), padding=1, stride=(2, 1)),
+       lambda x: _tf().unfold(x, (3, 2), dilation=(1, 2), padding=1, stride=(2, 1)), inputs(normal(2, 3, 7, 6))),
+    Op("fold", lambda c: fold_ops.fold(c, (5, 6), 2, padding=(1, 0), stride=(2, 1)),
+       lambda c: _tf().fold(c, (5, 6), 2, padding=(1, 0), stride=(2, 1)), inputs(normal(2, 12, 15))),
+    Op("interpolate_nearest_2d", *_resize("nearest", scale_factor=(1.7, 2.0)), inputs(normal(2, 3, 5, 4))),
+    Op("interpolate_nearest_1d", *_resize("nearest", size=11), inputs(normal(2, 3, 5))),
+    Op("interpolate_nearest_exact", *_resize("nearest-exact", size=(3, 7)), inputs(normal(2, 3, 5, 4))),
+    Op("interpolate_linear", *_resize("linear", scale_factor=2.5, align_corners=False), inputs(normal(2, 3, 6))),
+    Op("interpolate_linear_align_corners", *_resize("linear", size=9, align_corners=True), inputs(normal(2, 3, 6))),
+    Op("interpolate_bilinear", *_resize("bilinear", scale_factor=(0.6, 1.8), align_corners=False),
+       inputs(normal(2, 3, 7, 5))),
+    Op("interpolate_bilinear_align_corners", *_resize("bilinear", size=(8, 3), align_corners=True),
+       inputs(normal(2, 3, 5, 4))),
+    Op("pixel_shuffle", lambda x: shuffle_ops.pixel_shuffle(x, 2), lambda x: _tf().pixel_shuffle(x, 2),
+       inputs(normal(2, 8, 3, 4))),
+    Op("pixel_unshuffle", lambda x: shuffle_ops.pixel_unshuffle(x, 3), lambda x: _tf().pixel_unshuffle(x, 3),
+       inputs(normal(2, 2, 6, 9))),
+]

@@ -19,6 +19,8 @@ from .loss import (
 from .module import Module, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm
 from .normalization_lrn import LocalResponseNorm
+from .fold import Fold, Unfold
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .normalization_groups import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .parameter import Parameter
 from .pooling import (

@@ -28,6 +28,9 @@ from ..ops.attention import scaled_dot_product_attention  # noqa: F401 - re-expo
 from ..ops.batch_norm import batch_norm  # noqa: F401 - re-exported
 from ..ops.group_norm import group_norm, instance_norm  # noqa: F401 - re-exported
 from ..ops.local_response_norm import local_response_norm  # noqa: F401 - re-exported
+from ..ops.fold import fold, unfold  # noqa: F401 - re-exported
+from ..ops.interpolate import interpolate  # noqa: F401 - re-exported
+from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
 from ..ops.autocast import wrap as _autocast_wrap

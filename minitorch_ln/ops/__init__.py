@@ -79,6 +79,9 @@ from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, sw
 from . import dtype_ops, inplace, tensor_methods  # noqa: F401 - attach Tensor's methods
 from .group_norm import group_norm, instance_norm
 from .local_response_norm import local_response_norm
+from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum
+from .interpolate import interpolate  # noqa: F811
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from . import autocast as _autocast
 
 _autocast.apply()  # the ops on PyTorch's autocast lists cast their arguments inside autocast regions

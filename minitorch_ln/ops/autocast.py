@@ -66,7 +66,8 @@ POLICIES = {
     "layer_norm": (_CUDA_FP32, [], []),
     "group_norm": (_CUDA_FP32, [("group_norm", "group_norm")], []),
     # composed in PyTorch (avg_pool of squares, then pow: float32 on CUDA), one fused op here
-    "local_response_norm": (_CUDA_FP32, [("local_response_norm", "local_response_norm")], []),  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
+    "local_response_norm": (_CUDA_FP32, [("local_response_norm", "local_response_norm")], []),
+    "interpolate": (_CUDA_FP32, [("interpolate", "interpolate")], []),  # PyTorch's upsample_* kernels  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
     "logsumexp": (_CUDA_FP32, [("reduction", "logsumexp")], ["logsumexp"]),
     "cosine_similarity": (_CUDA_FP32, [("distance", "cosine_similarity")], []),
     "normalize": (_CUDA_FP32, [("distance", "normalize")], []),

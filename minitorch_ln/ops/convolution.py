@@ -1,4 +1,4 @@
-"""Convolutions: ``conv1d``/``conv2d``, ``conv_transpose1d``/``conv_transpose2d``, ``unfold``/``fold``.
+"""Convolutions: ``conv1d``/``conv2d``, ``conv_transpose1d``/``conv_transpose2d`` (``unfold``/``fold``: ``ops/fold.py``).
 
 Forward is im2col + one GEMM (``kernels/im2col.py``). The backward is derived by hand and closed
 under differentiation, so ``create_graph=True`` works to any order. With ``y = conv(x, w)``::
