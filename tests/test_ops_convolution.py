@@ -334,3 +334,39 @@ def test_conv_gradcheck_noncontiguous_leaves(name, fn, x_shape, w_shape, nb, rng
 @pytest.mark.parametrize("mode,p,shape", PADS)
 def test_pad_gradcheck_noncontiguous_leaf(mode, p, shape, rng):
     gradcheck_noncontiguous(lambda t: pad(t, p, mode=mode) * 1.5, [rng.standard_normal(shape)], gg=True)
+
+
+# ==================================================================================================
+# The kernels behind the convolutions: the compiled col2im equals its readable NumPy twin
+
+
+@given(n=st.integers(1, 2), c=st.integers(1, 3), h=st.integers(1, 7), w=st.integers(1, 7),
+       kh=st.integers(1, 3), kw=st.integers(1, 3), s=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       d=st.tuples(st.integers(1, 2), st.integers(1, 2)), p=st.tuples(*[st.integers(0, 2)] * 4),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_compiled_col2im_equals_the_numpy_form(n, c, h, w, kh, kw, s, d, p, dtype):
+    from minitorch_ln.kernels import cpu_im2col, im2col as K
+
+    pads = ((p[0], p[1]), (p[2], p[3]))
+    if h + p[0] + p[1] < d[0] * (kh - 1) + 1 or w + p[2] + p[3] < d[1] * (kw - 1) + 1:
+        return  # the window does not fit: no columns
+    x = np.zeros((n, c, h, w), dtype)
+    shape = K.im2col(x, (kh, kw), s, pads, d).shape
+    cols = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    want = K.col2im_xp(cols, (h, w), s, pads, d)
+    got = cpu_im2col.col2im(cols, (h, w), s, pads, d)
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-6)
+    # and the adjoint identity with im2col: <col2im(c), x> = <c, im2col(x)>
+    x = np.random.default_rng(1).standard_normal((n, c, h, w))
+    lhs = float((cpu_im2col.col2im(cols.astype(np.float64), (h, w), s, pads, d) * x).sum())
+    rhs = float((cols.astype(np.float64) * K.im2col(x, (kh, kw), s, pads, d)).sum())
+    assert abs(lhs - rhs) <= 1e-9 * max(1.0, abs(rhs))
+
+
+@pytest.mark.usefixtures("cpu_kernels")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_conv2d_and_its_backward_on_both_cpu_kernels(dtype, rng):
+    # the same comparison with PyTorch whichever col2im (compiled or NumPy) the input gradient takes
+    kw = dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
+    compare_with_torch(lambda x, w, b: conv2d(x, w, b, **kw), lambda x, w, b: F.conv2d(x, w, b, **kw),
+                       _arrays(rng, (2, 4, 7, 8), (6, 2, 3, 2), dtype))

@@ -36,12 +36,33 @@ def im2col(x, ksize, stride, pads, dilation, fill=0):
         x, (N, C, kh, kw, OH, OW), (sN, sC, sH * dh, sW * dw, sH * sh, sW * sw))
 
 
+def _compiled(a):
+    """The compiled loops (``cpu_im2col``) when they take ``a`` and the CPU kernels are Numba's, else None."""
+    from . import cpu_im2col, get_cpu_kernels  # noqa: PLC0415 - Numba is imported on first use
+
+    return cpu_im2col if cpu_im2col.usable(a) and get_cpu_kernels() == "numba" else None
+
+
+def im2col_copy(x, ksize, stride, pads, dilation):
+    """The columns of :func:`im2col` as a C-contiguous ``(N, C, kh, kw, OH, OW)`` array (zero padding)."""
+    xp = get_array_module(x)
+    return xp.ascontiguousarray(im2col(x, ksize, stride, pads, dilation))
+
+
 def col2im(cols, hw, stride, pads, dilation):
     """Adjoint of :func:`im2col`: ``cols (N, C, kh, kw, OH, OW)`` → ``(N, C, H, W)``, overlaps summed.
 
     One slice-add per kernel offset (``kh·kw`` of them), each over the whole batch and every
-    output pixel at once.
+    output pixel at once (:func:`col2im_xp`); on the CPU, one compiled pass (``cpu_im2col``).
     """
+    loops = _compiled(cols)
+    if loops is not None and cols.size:
+        return loops.col2im(cols, hw, stride, pads, dilation)
+    return col2im_xp(cols, hw, stride, pads, dilation)
+
+
+def col2im_xp(cols, hw, stride, pads, dilation):
+    """:func:`col2im` in whole-array operations (NumPy and CuPy): the readable form."""
     xp = get_array_module(cols)
     N, C, kh, kw, OH, OW = cols.shape
     (sh, sw), ((pt, pb), (pl, pr)), (dh, dw) = stride, pads, dilation
@@ -57,47 +78,47 @@ def col2im(cols, hw, stride, pads, dilation):
 
 
 # ------------------------------------------------------------------------------------ GEMM forms
+#
+# Each sample n is one GEMM with the weights, batched over the samples (and the groups): the
+# columns of sample n are a (K, L) matrix, K = C/g·kh·kw, L = OH·OW, in the layout im2col makes,
+# and y[n] = W (O/g, K) @ cols[n] (K, L) lands in (N, O, OH, OW) order with no transposing copy.
+
+
 def _cols_gemm(x, ksize, stride, pads, dilation, groups):
-    """im2col in GEMM layout ``(g, C/g·kh·kw, N·OH·OW)`` (the one copy of the columns)."""
-    cols = im2col(x, ksize, stride, pads, dilation)  # (N, C, kh, kw, OH, OW)
+    """The columns of ``x`` as ``(N, g, K, L)`` (the one copy of them) and ``(OH, OW)``."""
+    cols = im2col_copy(x, ksize, stride, pads, dilation)  # (N, C, kh, kw, OH, OW)
     N, C, kh, kw, OH, OW = cols.shape
-    cols = cols.transpose(1, 2, 3, 0, 4, 5).reshape(groups, C // groups * kh * kw, N * OH * OW)
-    return cols, (OH, OW)
-
-
-def _dy_gemm(dy, groups):
-    """``dy (N, O, OH, OW)`` → ``(g, O/g, N·OH·OW)``."""
-    N, O, OH, OW = dy.shape
-    return dy.reshape(N, groups, O // groups, OH * OW).transpose(1, 2, 0, 3).reshape(groups, O // groups, -1)
+    return cols.reshape(N, groups, C // groups * kh * kw, OH * OW), (OH, OW)
 
 
 def conv2d_forward(x, w, stride, pads, dilation, groups):
-    """``y = w ⋆ x``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)`` → ``y (N, O, OH, OW)``; one (batched-over-groups) GEMM."""
+    """``y = w ⋆ x``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)`` → ``y (N, O, OH, OW)``; one GEMM per sample (and group)."""
     xp = get_array_module(x)
     O, Cg, kh, kw = w.shape
     N = x.shape[0]
-    cols, (OH, OW) = _cols_gemm(x, (kh, kw), stride, pads, dilation, groups)  # (g, K, N·L)
-    y = xp.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols)  # (g, O/g, N·L)
-    return xp.ascontiguousarray(y.reshape(O, N, OH, OW).transpose(1, 0, 2, 3))  # (N, O, OH, OW)
+    cols, (OH, OW) = _cols_gemm(x, (kh, kw), stride, pads, dilation, groups)  # (N, g, K, L)
+    y = xp.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols)  # (N, g, O/g, L)
+    return y.reshape(N, O, OH, OW)
 
 
 def conv2d_input_grad(dy, w, hw, stride, pads, dilation, groups):
-    """``dx = col2im(wᵀ @ dy-columns)`` (a transposed convolution): ``dy (N, O, OH, OW)`` → ``(N, C, H, W)``."""
+    """``dx = col2im(wᵀ @ dy[n])`` (a transposed convolution): ``dy (N, O, OH, OW)`` → ``(N, C, H, W)``."""
     xp = get_array_module(dy)
     O, Cg, kh, kw = w.shape
     N, _, OH, OW = dy.shape
     wg = w.reshape(groups, O // groups, Cg * kh * kw)  # (g, O/g, K)
-    cols = xp.matmul(wg.transpose(0, 2, 1), _dy_gemm(dy, groups))  # (g, K, N·L)
-    cols = cols.reshape(groups * Cg, kh, kw, N, OH, OW).transpose(3, 0, 1, 2, 4, 5)  # (N, C, kh, kw, OH, OW)
-    return col2im(cols, hw, stride, pads, dilation)
+    dyg = xp.ascontiguousarray(dy).reshape(N, groups, O // groups, OH * OW)  # (N, g, O/g, L)
+    cols = xp.matmul(wg.transpose(0, 2, 1), dyg)  # (N, g, K, L)
+    return col2im(cols.reshape(N, groups * Cg, kh, kw, OH, OW), hw, stride, pads, dilation)
 
 
 def conv2d_weight_grad(x, dy, ksize, stride, pads, dilation, groups):
-    """``dw = dy-columns @ im2col(x)ᵀ``: → ``(O, C/g, kh, kw)``."""
+    """``dw = Σ_n dy[n] @ cols[n]ᵀ``: → ``(O, C/g, kh, kw)``."""
     xp = get_array_module(x)
-    O = dy.shape[1]
-    cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups)  # (g, K, N·L)
-    dw = xp.matmul(_dy_gemm(dy, groups), cols.transpose(0, 2, 1))  # (g, O/g, K)
+    N, O, OH, OW = dy.shape
+    cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups)  # (N, g, K, L)
+    dyg = xp.ascontiguousarray(dy).reshape(N, groups, O // groups, OH * OW)  # (N, g, O/g, L)
+    dw = xp.matmul(dyg, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (g, O/g, K)
     return dw.reshape(O, x.shape[1] // groups, *ksize)
 
 
