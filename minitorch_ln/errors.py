@@ -30,3 +30,18 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
 
 class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
     """An integer division (``//``, ``%``, ``fmod``) by zero, which has no result (PyTorch raises too)."""
+
+
+_PACKAGE_DIR = __file__.rsplit("/", 1)[0].rsplit("\\", 1)[0]
+
+
+def warn_at_caller(message: str, category: type = UserWarning) -> None:
+    """``warnings.warn`` attributed to the first frame outside minitorch_ln: the user's line,
+    however many of the package's own calls (an nn Module, a wrapper) lie between."""
+    import sys  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    frame, level = sys._getframe(1), 2  # stacklevel 1 would be this function, 2 its caller
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -23,7 +23,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = R.legacy_reduction(size_average, reduce, stacklevel=4)
+            self.reduction = R.legacy_reduction(size_average, reduce)
         else:
             self.reduction = reduction
 

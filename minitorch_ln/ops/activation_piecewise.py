@@ -6,13 +6,13 @@ The conventions of ``ops/activation.py`` (kinks as PyTorch, limits at infinities
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import warn_at_caller
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .activation import ActivationDtypeError, _check, _const, _number, _sigmoid  # noqa: F401
@@ -395,9 +395,9 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     x = input if dtype is None else cast(input, backend.as_dtype(dtype))
     x = _check(x, "softmin")
     if dim is None:
-        warnings.warn("Implicit dimension choice for softmin has been deprecated. "
-                      "Change the call to include dim=X as an argument.", UserWarning,
-                      stacklevel=_stacklevel - 1)  # PyTorch counts one helper frame more
+        # attributed to the caller's line (PyTorch's _stacklevel is accepted; the frames are counted here)
+        warn_at_caller("Implicit dimension choice for softmin has been deprecated. "
+                       "Change the call to include dim=X as an argument.")
         dim = 0 if x.ndim in (0, 1, 3) else 1
     return softmax(-x, dim)
 

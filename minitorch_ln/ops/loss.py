@@ -19,7 +19,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
-from ..errors import ShapeError
+from ..errors import ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import require_float
 from .softmax import _fused_rows, _shifted, log_softmax, softmax
@@ -406,12 +406,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
         raise ValueError("mse_loss: size_average and reduce are deprecated; use reduction=")
     _check_reduction(reduction, "mse_loss")
     if isinstance(input, Tensor) and isinstance(target, Tensor) and input.shape != target.shape:
-        import warnings  # noqa: PLC0415
-
-        warnings.warn(
+        warn_at_caller(
             f"mse_loss: target shape {tuple(target.shape)} differs from input shape {tuple(input.shape)}; "
-            "they will be broadcast, which is rarely intended", UserWarning, stacklevel=2,
-        )
+            "they will be broadcast, which is rarely intended")
     with np.errstate(over="ignore"):
         diff = input - target
         sq = diff * diff

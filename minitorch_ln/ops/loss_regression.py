@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
 from .selection import clamp, where
@@ -34,7 +34,7 @@ _REDUCTIONS = ("none", "mean", "sum")
 # ==================================================================================================
 
 
-def legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
+def legacy_reduction(size_average, reduce) -> str:
     """PyTorch's ``_Reduction.legacy_get_string``: the deprecated pair as a ``reduction`` string.
 
     None counts as True; ``reduce=False`` gives ``'none'``, else ``size_average`` picks ``'mean'``
@@ -43,15 +43,14 @@ def legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=stacklevel)
+    warn_at_caller(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.")
     return ret
 
 
 def resolve_reduction(size_average, reduce, reduction, op: str, extra=()) -> str:
     """``reduction``, overridden by the deprecated arguments when either is given; ValueError if unknown."""
     if size_average is not None or reduce is not None:
-        return legacy_reduction(size_average, reduce, stacklevel=4)
+        return legacy_reduction(size_average, reduce)
     if reduction not in _REDUCTIONS + tuple(extra):
         raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction; expected one of "
                          f"{_REDUCTIONS + tuple(extra)}")
@@ -74,10 +73,10 @@ def check_tensors(op: str, **tensors) -> None:
 def warn_size(input: Tensor, target: Tensor, op: str) -> None:  # noqa: A002
     """PyTorch's warning for a target whose size differs from the input's (then they broadcast)."""
     if input.shape != target.shape:
-        warnings.warn(
+        warn_at_caller(
             f"{op}: Using a target size {tuple(target.shape)} that is different to the input size "
             f"{tuple(input.shape)}. This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", UserWarning, stacklevel=4)
+            "Please ensure they have the same size.")
 
 
 def _pair(input, target, op):  # noqa: A002
@@ -213,11 +212,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     else:
         reduction = resolve_reduction(None, None, reduction, "kl_div", extra=("batchmean",))
         if reduction == "mean":
-            warnings.warn(
+            warn_at_caller(
                 "reduction: 'mean' divides the total loss by both the batch size and the support size."
                 "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                UserWarning, stacklevel=2)
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
     x, t = promote(input, target, "kl_div")
     require_float(x, "kl_div")
     broadcast_shape(x.shape, t.shape, "kl_div")

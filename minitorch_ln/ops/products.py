@@ -10,11 +10,10 @@ those of the product they reduce to. ``cross`` is one node: ``c = a × b`` has
 from __future__ import annotations
 
 import numbers
-import warnings
 
 from ..autograd.function import Function
 from ..backend import get_array_module
-from ..errors import DtypeError, ShapeError
+from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim
 from .einsum import _LETTERS, einsum
@@ -246,8 +245,8 @@ def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     PyTorch's deprecation warning). Raises ShapeError when there is none."""
     if dim is None:
         _need_tensors("cross", input=input, other=other)
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated. Please either pass the dim "
-                      "explicitly or simply use linalg.cross.", UserWarning, stacklevel=2)
+        warn_at_caller("Using torch.cross without specifying the dim arg is deprecated. Please either pass the dim "
+                       "explicitly or simply use linalg.cross.")
         shape = broadcast_shape(tuple(input.shape), tuple(other.shape), "cross")
         if 3 not in shape:
             raise ShapeError(f"cross(): no dimension of size 3 in input (shapes {tuple(input.shape)} and "
