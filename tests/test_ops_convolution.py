@@ -370,3 +370,17 @@ def test_conv2d_and_its_backward_on_both_cpu_kernels(dtype, rng):
     kw = dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
     compare_with_torch(lambda x, w, b: conv2d(x, w, b, **kw), lambda x, w, b: F.conv2d(x, w, b, **kw),
                        _arrays(rng, (2, 4, 7, 8), (6, 2, 3, 2), dtype))
+
+
+@pytest.mark.parametrize("nd,x_shape,w_shape,kw", [
+    (1, (1, 1, 3), (1, 1, 2), dict(stride=1, output_padding=1, dilation=2)),
+    (2, (2, 2, 4, 5), (2, 3, 3, 3), dict(stride=(1, 2), output_padding=(1, 1), dilation=(2, 3), padding=1)),
+])
+def test_conv_transpose_output_padding_beyond_the_stride(nd, x_shape, w_shape, kw, rng):
+    # output_padding >= stride (allowed while < dilation) makes the output longer than the windows of
+    # the input reach: the backward keeps only the positions the input has (it once failed in matmul)
+    ours = conv_transpose1d if nd == 1 else conv_transpose2d
+    theirs = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+    arrays = _arrays(rng, x_shape, w_shape, np.float64, bias=False)
+    compare_with_torch(lambda x, w: ours(x, w, **kw), lambda x, w: theirs(x, w, **kw), arrays)
+    assert gradgradcheck(lambda x, w: ours(x, w, **kw), tuple(t64(a) for a in arrays))

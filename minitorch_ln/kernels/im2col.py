@@ -84,19 +84,26 @@ def col2im_xp(cols, hw, stride, pads, dilation):
 # and y[n] = W (O/g, K) @ cols[n] (K, L) lands in (N, O, OH, OW) order with no transposing copy.
 
 
-def _cols_gemm(x, ksize, stride, pads, dilation, groups):
-    """The columns of ``x`` as ``(N, g, K, L)`` (the one copy of them) and ``(OH, OW)``."""
-    cols = im2col_copy(x, ksize, stride, pads, dilation)  # (N, C, kh, kw, OH, OW)
+def _cols_gemm(x, ksize, stride, pads, dilation, groups, out_hw=None):
+    """The columns of ``x`` as ``(N, g, K, L)`` (the one copy of them) and ``(OH, OW)``; only the first
+    ``out_hw`` output positions when given (the backward of a transposed convolution whose
+    ``output_padding`` made its output longer than the windows its input has)."""
+    xp = get_array_module(x)
+    view = im2col(x, ksize, stride, pads, dilation)  # (N, C, kh, kw, OH, OW)
+    if out_hw is not None:
+        view = view[..., :out_hw[0], :out_hw[1]]
+    cols = xp.ascontiguousarray(view)
     N, C, kh, kw, OH, OW = cols.shape
     return cols.reshape(N, groups, C // groups * kh * kw, OH * OW), (OH, OW)
 
 
-def conv2d_forward(x, w, stride, pads, dilation, groups):
-    """``y = w ⋆ x``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)`` → ``y (N, O, OH, OW)``; one GEMM per sample (and group)."""
+def conv2d_forward(x, w, stride, pads, dilation, groups, out_hw=None):
+    """``y = w ⋆ x``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)`` → ``y (N, O, OH, OW)``; one GEMM per sample
+    (and group). ``out_hw``: compute only the first ``(OH, OW)`` output positions."""
     xp = get_array_module(x)
     O, Cg, kh, kw = w.shape
     N = x.shape[0]
-    cols, (OH, OW) = _cols_gemm(x, (kh, kw), stride, pads, dilation, groups)  # (N, g, K, L)
+    cols, (OH, OW) = _cols_gemm(x, (kh, kw), stride, pads, dilation, groups, out_hw)  # (N, g, K, L)
     y = xp.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols)  # (N, g, O/g, L)
     return y.reshape(N, O, OH, OW)
 
@@ -113,10 +120,10 @@ def conv2d_input_grad(dy, w, hw, stride, pads, dilation, groups):
 
 
 def conv2d_weight_grad(x, dy, ksize, stride, pads, dilation, groups):
-    """``dw = Σ_n dy[n] @ cols[n]ᵀ``: → ``(O, C/g, kh, kw)``."""
+    """``dw = Σ_n dy[n] @ cols[n]ᵀ``: → ``(O, C/g, kh, kw)`` (the columns of the positions ``dy`` has)."""
     xp = get_array_module(x)
     N, O, OH, OW = dy.shape
-    cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups)  # (N, g, K, L)
+    cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups, (OH, OW))  # (N, g, K, L)
     dyg = xp.ascontiguousarray(dy).reshape(N, groups, O // groups, OH * OW)  # (N, g, O/g, L)
     dw = xp.matmul(dyg, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (g, O/g, K)
     return dw.reshape(O, x.shape[1] // groups, *ksize)

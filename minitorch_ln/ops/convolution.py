@@ -86,11 +86,13 @@ class Conv2dFn(Function):
     """``y = conv(x, w) + b``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)``, ``b (O,)`` → ``(N, O, OH, OW)``."""
 
     @staticmethod
-    def forward(ctx, x, w, b, geom):
+    def forward(ctx, x, w, b, geom, out_hw=None):
+        # out_hw: only the first (OH, OW) outputs (the backward of a transposed convolution whose
+        # output_padding added rows and columns that no window of the forward input reached)
         need_x, need_w = ctx.needs_input_grad[:2]
         ctx.save_for_backward(x if need_w else None, w if need_x else None)
         ctx.geom, ctx.hw, ctx.w_shape = geom, x.shape[2:], w.shape
-        y = K.conv2d_forward(x, w, *geom)  # (N, O, OH, OW)
+        y = K.conv2d_forward(x, w, *geom, out_hw=out_hw)  # (N, O, OH, OW)
         if b is not None:
             y += b.reshape(1, -1, 1, 1)
         return y
@@ -102,7 +104,7 @@ class Conv2dFn(Function):
         dx = ConvTranspose2dFn.apply(dy, w, ctx.geom, ctx.hw) if need_x else None
         dw = ConvWeight2dFn.apply(x, dy, ctx.geom, ctx.w_shape[2:]) if need_w else None
         db = dy.sum((0, 2, 3)) if need_b else None
-        return dx, dw, db, None
+        return dx, dw, db, None, None
 
 
 class ConvTranspose2dFn(Function):
@@ -112,14 +114,14 @@ class ConvTranspose2dFn(Function):
     def forward(ctx, dy, w, geom, hw):
         need_dy, need_w = ctx.needs_input_grad[:2]
         ctx.save_for_backward(dy if need_w else None, w if need_dy else None)
-        ctx.geom, ctx.w_shape = geom, w.shape
+        ctx.geom, ctx.w_shape, ctx.dy_hw = geom, w.shape, dy.shape[2:]
         return K.conv2d_input_grad(dy, w, hw, *geom)
 
     @staticmethod
     def backward(ctx, ddx):
         dy, w = ctx.saved_tensors
         need_dy, need_w = ctx.needs_input_grad[:2]
-        d_dy = Conv2dFn.apply(ddx, w, None, ctx.geom) if need_dy else None
+        d_dy = Conv2dFn.apply(ddx, w, None, ctx.geom, ctx.dy_hw) if need_dy else None
         dw = ConvWeight2dFn.apply(ddx, dy, ctx.geom, ctx.w_shape[2:]) if need_w else None
         return d_dy, dw, None, None
 
@@ -131,7 +133,7 @@ class ConvWeight2dFn(Function):
     def forward(ctx, x, dy, geom, ksize):
         need_x, need_dy = ctx.needs_input_grad[:2]
         ctx.save_for_backward(x if need_dy else None, dy if need_x else None)
-        ctx.geom, ctx.hw = geom, x.shape[2:]
+        ctx.geom, ctx.hw, ctx.dy_hw = geom, x.shape[2:], dy.shape[2:]
         return K.conv2d_weight_grad(x, dy, tuple(ksize), *geom)
 
     @staticmethod
@@ -139,7 +141,7 @@ class ConvWeight2dFn(Function):
         x, dy = ctx.saved_tensors
         need_x, need_dy = ctx.needs_input_grad[:2]
         dx = ConvTranspose2dFn.apply(dy, ddw, ctx.geom, ctx.hw) if need_x else None
-        d_dy = Conv2dFn.apply(x, ddw, None, ctx.geom) if need_dy else None
+        d_dy = Conv2dFn.apply(x, ddw, None, ctx.geom, ctx.dy_hw) if need_dy else None
         return dx, d_dy, None, None
 
 
@@ -199,9 +201,9 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
     geom = (stride, pads, dilation)
     if nd == 1:
-        y = Conv2dFn.apply(x.unsqueeze(2), weight.unsqueeze(2), bias, _lift(geom) + (groups,)).squeeze(2)
+        y = Conv2dFn.apply(x.unsqueeze(2), weight.unsqueeze(2), bias, _lift(geom) + (groups,), None).squeeze(2)
     else:
-        y = Conv2dFn.apply(x, weight, bias, geom + (groups,))
+        y = Conv2dFn.apply(x, weight, bias, geom + (groups,), None)
     return y.squeeze(0) if unbatched else y
 
 
