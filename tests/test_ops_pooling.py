@@ -218,3 +218,21 @@ def test_pool_gradcheck_noncontiguous_leaf(i, rng):
 @pytest.mark.parametrize("fn", [adaptive_avg_pool1d, adaptive_max_pool1d], ids=["adaptive_avg_pool1d", "adaptive_max_pool1d"])
 def test_adaptive_pool1d_gradcheck_noncontiguous_leaf(fn, rng):
     gradcheck_noncontiguous(lambda t: fn(t, 3), [rng.standard_normal((2, 3, 7))], gg=True)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("max_pool2d", lambda F, x: F.max_pool2d(x, 2)),
+    ("max_pool2d_indices", lambda F, x: F.max_pool2d(x, 2, return_indices=True)[0]),
+    ("adaptive_max_pool2d", lambda F, x: F.adaptive_max_pool2d(x, (3, 2))),
+    ("max_pool1d", lambda F, x: F.max_pool1d(x[:, :, 0], 2, padding=1)),
+    ("avg_pool2d", lambda F, x: F.avg_pool2d(x, 2, ceil_mode=True)),
+])
+def test_pools_of_an_empty_batch_are_empty_as_pytorch(name, call):
+    # N = 0: an empty output of PyTorch's shape, and an empty gradient (a reshape with -1 once failed)
+    import minitorch_ln.nn.functional as MF
+
+    x = mt.zeros(0, 3, 5, 4, requires_grad=True)
+    y = call(MF, x)
+    assert tuple(y.shape) == tuple(call(torch.nn.functional, torch.zeros(0, 3, 5, 4)).shape)
+    y.sum().backward()
+    assert x.grad.shape == (0, 3, 5, 4)

@@ -173,7 +173,8 @@ def gather_flat(x, idx):
     """``y[n, c, *o] = x[n, c].ravel()[idx[n, c, *o]]``: ``x (N, C, *S)``, ``idx (N, C, *O)`` → ``(N, C, *O)``."""
     xp = get_array_module(x)
     N, C = x.shape[:2]
-    return xp.take_along_axis(x.reshape(N, C, -1), idx.reshape(N, C, -1), axis=2).reshape(idx.shape)
+    plane, out = int(np.prod(x.shape[2:])), int(np.prod(idx.shape[2:]))  # not -1: N or C may be 0
+    return xp.take_along_axis(x.reshape(N, C, plane), idx.reshape(N, C, out), axis=2).reshape(idx.shape)
 
 
 def scatter_flat(dy, idx, plane_shape):
@@ -181,7 +182,8 @@ def scatter_flat(dy, idx, plane_shape):
     xp = get_array_module(dy)
     N, C = dy.shape[:2]
     plane = int(np.prod(plane_shape))
-    flat = (xp.arange(N * C, dtype=np.int64).reshape(N, C, 1) * plane + idx.reshape(N, C, -1)).ravel()
+    flat = (xp.arange(N * C, dtype=np.int64).reshape(N, C, 1) * plane
+            + idx.reshape(N, C, int(np.prod(idx.shape[2:])))).ravel()
     return _bincount(flat, dy.ravel(), N * C * plane).reshape((N, C) + tuple(plane_shape))
 
 
