@@ -301,3 +301,37 @@ def test_bad_inputs():
     bn = BatchNorm2d(3)
     bn.eval()
     assert bn(mt.randn(1, 3, 1, 1)).shape == (1, 3, 1, 1)  # eval: running statistics, one value is fine
+
+
+def test_functional_batch_norm_refuses_what_pytorch_refuses():
+    # each case silently truncated running averages or fell back to batch statistics before
+    import minitorch_ln.nn.functional as MF
+    from minitorch_ln.errors import DtypeError
+
+    x = mt.randn(3, 4, 2, 2)
+    with pytest.raises(DtypeError, match="expected running_mean of dtype float32 .* got int64"):
+        MF.batch_norm(x, mt.zeros(4, dtype=mt.int64), mt.ones(4, dtype=mt.int64), training=True)
+    with pytest.raises(DtypeError, match="got float16"):
+        MF.batch_norm(x, mt.zeros(4, dtype=mt.float16), mt.ones(4, dtype=mt.float16), training=True)
+    with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+        MF.batch_norm(x, None, None, training=False)
+    with pytest.raises(RuntimeError, match="running_var must be defined in evaluation mode"):
+        MF.batch_norm(x, mt.zeros(4), None, training=False)
+    with pytest.raises(ValueError, match="both be None or neither be None"):
+        MF.batch_norm(x, None, mt.ones(4), training=True)
+    with pytest.raises(TypeError, match="argument 'momentum' must be float, not NoneType"):
+        MF.batch_norm(x, mt.zeros(4), mt.ones(4), training=True, momentum=None)
+    # float16 input with float32 statistics is PyTorch's mixed precision: allowed
+    assert MF.batch_norm(x.half(), mt.zeros(4), mt.ones(4), training=True).dtype == mt.float16
+
+
+def test_batch_norm_of_an_empty_batch_is_empty_as_pytorch():
+    import minitorch_ln.nn.functional as MF
+
+    x = mt.zeros(0, 4, 2, 2, requires_grad=True)
+    rm, rv = mt.zeros(4), mt.ones(4)
+    y = MF.batch_norm(x, rm, rv, training=True)
+    assert y.shape == (0, 4, 2, 2)
+    y.sum().backward()
+    assert x.grad.shape == (0, 4, 2, 2)
+    assert (rm.numpy() == 0).all() and (rv.numpy() == 1).all()  # nothing averaged in

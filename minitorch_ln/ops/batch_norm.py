@@ -6,11 +6,14 @@ each channel (docs, section 8); eval mode with running statistics is composed fr
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import kernels
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module
+from ..errors import DtypeError
 from ..tensor import Tensor
 from .norm_common import check_eps, check_input, check_param, stat_cast
 
@@ -107,16 +110,29 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     Returns:
         ``(N, C, ...)``, ``input``'s dtype.
     Raises:
-        ValueError: fewer than 2 dims, a parameter not of shape ``(C,)``, eps ≤ 0, or one value
-            per channel in training ("Expected more than 1 value per channel when training").
-        TypeError: integer input.
+        ValueError: fewer than 2 dims, a parameter not of shape ``(C,)``, eps ≤ 0, one value per
+            channel in training ("Expected more than 1 value per channel when training"), or only
+            one of ``running_mean``/``running_var`` given.
+        RuntimeError: ``training=False`` without both running statistics (as PyTorch).
+        TypeError: integer input; ``momentum`` not a number (``None`` is the modules' option).
+        DtypeError: running statistics of another dtype than the input's (float32 for float16 input).
     """
     op = "batch_norm"
     check_input(input, op)
     if input.ndim < 2:
         raise ValueError(f"{op}: expected an input of shape (N, C) or (N, C, L), got shape {tuple(input.shape)}")
     eps = check_eps(eps, op)
+    if momentum is None or isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise TypeError(f"{op}(): argument 'momentum' must be float, not {type(momentum).__name__} (a module's "
+                        "momentum=None, the cumulative average, is handled by nn.BatchNorm*)")
+    if not training:
+        for name, p in (("running_mean", running_mean), ("running_var", running_var)):
+            if p is None:
+                raise RuntimeError(f"{op}: {name} must be defined in evaluation mode (training=False)")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(f"{op}: running_mean and running_var must either both be None or neither be None")
     C = input.shape[1]
+    stat_dt = np.dtype(np.float32) if input.dtype == np.float16 else input.dtype
     for name, p in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if p is not None:
             if not isinstance(p, Tensor):
@@ -124,9 +140,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             if tuple(p.shape) != (C,):
                 raise ValueError(f"{op}: expected {name} of shape ({C},) (one value per channel of the input "
                                  f"of shape {tuple(input.shape)}), got {tuple(p.shape)}")
+            if name.startswith("running") and p.dtype not in (input.dtype, stat_dt):
+                # PyTorch: "mixed dtype (CPU): expect parameter to have scalar type of Float"; an integer
+                # buffer would silently truncate the running averages
+                raise DtypeError(f"{op}: expected {name} of dtype {stat_dt} (the input's, or float32 for float16 "
+                                 f"input), got {p.dtype}")
     for name, p in (("weight", weight), ("bias", bias)):
         check_param(p, name, (C,), input, op)
-    use_batch_stats = training or running_mean is None or running_var is None
+    use_batch_stats = training
+    if input.numel() == 0:  # an empty batch: an empty output, as PyTorch (nothing to average)
+        return input * 1
     if not use_batch_stats:
         scale = (stat_cast(running_var) + eps).rsqrt()                             # (C,)
         y = (stat_cast(input) - _channel_view(running_mean, input)) * _channel_view(scale, input)

@@ -196,7 +196,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise OptionError(f"{op}: Expected running_mean and running_var to be defined when use_input_stats is false")
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        return batch_norm(input, running_mean, running_var, weight, bias, False, 0.0, eps)  # eval: momentum unused
     if math.prod(input.shape[2:]) == 1:  # PyTorch's _verify_spatial_size
         raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input size {list(input.shape)}")
     eps = _check_group_args(input, C, weight, bias, eps, op)
