@@ -45,6 +45,8 @@ from .tensor import Tensor, tensor
 from .dtypes import bfloat16, can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype
 from .serialization import load, save
 from . import linalg, nn, optim, utils  # noqa: E402 - after the ops, which the layers use
+from . import amp  # noqa: E402 - mixed precision: autocast, GradScaler
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
 from . import diagnostics  # noqa: E402 - attaches the LayerNorm term check and gradcheck's heat-map writer
 
 float16 = half = _np.dtype(_np.float16)

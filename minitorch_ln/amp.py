@@ -23,6 +23,7 @@ is kept in float32, as PyTorch's scale tensor). ``enabled=False`` passes everyth
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 
 import numpy as np
@@ -33,8 +34,8 @@ from .dtypes import UnsupportedDtype as _UnsupportedDtype, bfloat16  # the one p
 from .ops.autocast import POLICIES
 from .tensor import Tensor, tensor
 
-__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype", "bfloat16",
-           "CudaAutocast", "CudaGradScaler", "FLOAT16_OPS", "FLOAT32_OPS"]
+__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype", "bfloat16",
+           "CpuAutocast", "CudaAutocast", "CudaGradScaler", "FLOAT16_OPS", "FLOAT32_OPS"]
 
 # The ops that run in float16 / float32 in CUDA autocast regions (all the lists: ops.autocast.POLICIES).
 FLOAT16_OPS = tuple(n for n, (p, _, _) in POLICIES.items() if p.get("cuda") == "lower")
@@ -48,11 +49,44 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
     return autocast_state.is_autocast_enabled(device_type)
 
 
+class _Defaults(threading.local):
+    """Per thread, as PyTorch's: the dtype :func:`set_autocast_dtype` chose for each device type."""
+
+    def __init__(self):
+        self.dtypes = {}
+
+
+_defaults = _Defaults()
+
+
+def _check_device_type(device_type) -> None:
+    if device_type not in ("cpu", "cuda"):
+        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}': "
+                           "minitorch_ln's autocast supports 'cpu' and 'cuda'")
+
+
 def get_autocast_dtype(device_type: str = "cuda"):
-    """The dtype of ``device_type``'s autocast regions: PyTorch's defaults (float16 on CUDA,
-    :data:`bfloat16` on the CPU) outside any region."""
+    """The dtype of ``device_type``'s innermost autocast region in this thread; outside any region the
+    one :func:`set_autocast_dtype` chose, else PyTorch's defaults (float16 on CUDA, :data:`bfloat16`
+    on the CPU). A region opened without ``dtype=`` takes this dtype, so a nested
+    ``autocast("cpu")`` inside ``autocast("cpu", dtype=float16)`` runs in float16, as PyTorch's."""
+    _check_device_type(device_type)
     dtype = autocast_state.get_autocast_dtype(device_type)
-    return dtype if dtype is not None else _DEFAULT_DTYPE[device_type]
+    if dtype is None:
+        dtype = _defaults.dtypes.get(device_type, _DEFAULT_DTYPE[device_type])
+    return dtype
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """``torch.set_autocast_dtype``: the dtype later regions of ``device_type`` take without ``dtype=``
+    (this thread).
+
+    Raises:
+        RuntimeError: an unknown device type.
+        TypeError: ``dtype`` is not a dtype.
+    """
+    _check_device_type(device_type)
+    _defaults.dtypes[device_type] = _as_autocast_dtype(dtype)
 
 
 def _as_autocast_dtype(dtype):
@@ -88,7 +122,7 @@ class autocast:
         if not isinstance(enabled, (bool, np.bool_)):
             raise TypeError(f"autocast: enabled must be a bool, got {type(enabled).__name__}")
         self.device = device_type
-        self.fast_dtype = _as_autocast_dtype(dtype) if dtype is not None else _DEFAULT_DTYPE[device_type]
+        self.fast_dtype = _as_autocast_dtype(dtype) if dtype is not None else get_autocast_dtype(device_type)
         self._enabled = bool(enabled)
         self._dtype_arg, self._cache_enabled = dtype, cache_enabled
         if not self._enabled:
@@ -135,6 +169,16 @@ class autocast:
     def __copy_from(self, other):  # a fresh region per call, so that recursion and threads nest correctly
         self.__dict__.update({k: v for k, v in other.__dict__.items() if k != "_token"})
         return self
+
+
+class CpuAutocast(autocast):
+    """``torch.cpu.amp.autocast(enabled=True, dtype=bfloat16, cache_enabled=True)``: deprecated in
+    PyTorch (a FutureWarning, as there) for ``autocast("cpu", ...)``."""
+
+    def __init__(self, enabled: bool = True, dtype=bfloat16, cache_enabled: bool = True):
+        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
 class CudaAutocast(autocast):
@@ -237,7 +281,8 @@ class GradScaler:
                 found_inf = found_inf or not bool(xp.isfinite(g.array).all())
                 g.array *= g.array.dtype.type(inv_scale)
                 g._version[0] += 1
-        state["found_inf"], state["stage"] = found_inf, _UNSCALED
+        # no gradient at all (a forgotten backward()): no inf check is recorded, and step() says so
+        state["found_inf"], state["stage"] = (found_inf if grads else None), _UNSCALED
 
     def step(self, optimizer, *args, **kwargs):
         """Unscale (unless done) and call ``optimizer.step(*args, **kwargs)`` unless a gradient was
@@ -245,6 +290,8 @@ class GradScaler:
 
         Raises:
             RuntimeError: ``closure=`` (as PyTorch), or a second ``step`` since the last ``update()``.
+            AssertionError: no parameter of ``optimizer`` has a gradient (PyTorch's "No inf checks
+                were recorded for this optimizer.": usually a forgotten ``backward()``).
         """
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
@@ -255,6 +302,8 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] == _READY:
             self.unscale_(optimizer)
+        if state["found_inf"] is None:
+            raise AssertionError("No inf checks were recorded for this optimizer.")
         retval = None if state["found_inf"] else optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return retval

@@ -368,3 +368,52 @@ def test_bad_arguments():
     with pytest.warns(UserWarning, match="target dtype is not supported"):
         with amp.autocast("cpu", dtype=mt.int32):
             assert not amp.is_autocast_enabled("cpu")
+
+
+def test_review_findings_nesting_dtype_and_more_cpu_lists():
+    # a region without dtype= takes the current autocast dtype (PyTorch's get_autocast_dtype), so a
+    # nested autocast("cpu") inside a float16 region stays float16 (it once switched autocast off)
+    x, w = mt.randn(2, 3), mt.randn(4, 3)
+    with mt.autocast("cpu", dtype=mt.float16):
+        with mt.autocast("cpu"):
+            assert F.linear(x, w).dtype == np.float16
+    with torch.autocast("cpu", dtype=torch.float16):
+        with torch.autocast("cpu"):
+            assert TF.linear(torch.randn(2, 3), torch.randn(4, 3)).dtype == torch.float16
+    mt.set_autocast_dtype("cpu", mt.float16)
+    try:
+        with amp.autocast("cpu"):
+            assert amp.is_autocast_enabled("cpu") and (x @ x.T).dtype == np.float16
+    finally:
+        mt.set_autocast_dtype("cpu", amp.bfloat16)
+    # more of the CPU lists, against PyTorch: reflect/replicate padding and 4-D LRN in float32,
+    # constant padding and 3-D LRN as called, tensordot through its mm in float16, inverse in float32
+    h4, h3 = _normal(1, 2, 3, 4, dtype=np.float16), _normal(2, 3, 5, dtype=np.float16)
+    a = _normal(3, 3) + 3 * np.eye(3, dtype=np.float32)
+    rows = [
+        (lambda t: F.pad(t, (1, 1, 1, 1), mode="reflect"), lambda t: TF.pad(t, (1, 1, 1, 1), mode="reflect"), h4),
+        (lambda t: F.pad(t, (1, 1, 1, 1), mode="replicate"),
+         lambda t: TF.pad(t, (1, 1, 1, 1), mode="replicate"), h4),
+        (lambda t: F.pad(t, (1, 1)), lambda t: TF.pad(t, (1, 1)), h4),
+        (lambda t: F.local_response_norm(t, 2), lambda t: TF.local_response_norm(t, 2), h4),
+        (lambda t: F.local_response_norm(t, 2), lambda t: TF.local_response_norm(t, 2), h3),
+        (lambda t: mt.tensordot(t, t, dims=1), lambda t: torch.tensordot(t, t, dims=1), a),
+        (lambda t: mt.inverse(t.half()), lambda t: torch.inverse(t.half()), a),
+    ]
+    for ours, theirs, arr in rows:
+        compare_with_torch(_in_region(ours, mt), _in_region(theirs, torch), [arr], **F16)
+
+
+def test_grad_scaler_step_without_gradients_says_so_as_pytorch():
+    w = mt.nn.Parameter(mt.ones(2))
+    opt = mt.optim.SGD([w], lr=0.1)
+    scaler = amp.GradScaler("cpu")
+    scaler.scale((w * 2).sum())  # backward() forgotten
+    with pytest.raises(AssertionError, match="No inf checks were recorded for this optimizer"):
+        scaler.step(opt)
+    wt = torch.nn.Parameter(torch.ones(2))
+    opt_t = torch.optim.SGD([wt], lr=0.1)
+    scaler_t = torch.amp.GradScaler("cpu")
+    scaler_t.scale((wt * 2).sum())
+    with pytest.raises(AssertionError, match="No inf checks were recorded for this optimizer"):
+        scaler_t.step(opt_t)

@@ -157,7 +157,8 @@ def autocast_op(name: str, policies: dict):
     Args:
         name: the op's PyTorch name (also in error messages).
         policies: ``{device_type: policy}`` for the device types where the op is on PyTorch's lists
-            (the policy names are in the module docstring).
+            (the policy names are in the module docstring), a policy name or ``f(args, kwargs)``
+            returning one.
     Returns:
         A decorator. Outside an enabled region the wrapped op runs as it was, at the cost of one check.
     """
@@ -178,6 +179,8 @@ def autocast_op(name: str, policies: dict):
                 return fn(*args, **kwargs)
             device_type, low = region
             policy = policies.get(device_type, "as_is")  # listed for another device: one kernel here too
+            if callable(policy):  # a policy that depends on the call (F.pad's mode, the input's rank)
+                policy = policy(args, kwargs)
             if policy == "banned":
                 raise RuntimeError(
                     f"torch.nn.functional.{name} and torch.nn.{'BCELoss' if name == 'binary_cross_entropy' else name} "

@@ -28,6 +28,20 @@ _CUDA_FP32 = {"cuda": "fp32"}
 _BOTH_FP32 = {"cuda": "fp32", "cpu": "fp32"}
 _CUDA_OPT = {"cuda": "fp32_opt_dtype"}
 
+
+def _pad_policy(args, kwargs):
+    """CPU: reflection and replication padding are on PyTorch's float32 list, constant padding is not."""
+    mode = kwargs.get("mode", args[2] if len(args) > 2 else "constant")
+    return "fp32" if mode in ("reflect", "replicate") else "as_is"
+
+
+def _lrn_policy(args, kwargs):
+    """CPU: PyTorch's local_response_norm averages with avg_pool3d (float32 list) for 4-D and wider
+    input, with avg_pool2d (not listed) for 3-D input."""
+    x = args[0] if args else kwargs.get("input")
+    return "fp32" if getattr(x, "ndim", 0) >= 4 else "as_is"
+
+
 # torch name: (policies by device type, [(ops module, function name)], [Tensor method names])
 POLICIES = {
     # lower precision (float16): the GEMM-shaped ops
@@ -66,7 +80,10 @@ POLICIES = {
     "layer_norm": (_CUDA_FP32, [], []),
     "group_norm": (_CUDA_FP32, [("group_norm", "group_norm")], []),
     # composed in PyTorch (avg_pool of squares, then pow: float32 on CUDA), one fused op here
-    "local_response_norm": (_CUDA_FP32, [("local_response_norm", "local_response_norm")], []),
+    "local_response_norm": ({"cuda": "fp32", "cpu": _lrn_policy},
+                            [("local_response_norm", "local_response_norm")], []),
+    "pad": ({"cpu": _pad_policy}, [("padding", "pad")], []),
+    "inverse": ({"cpu": "fp32"}, [("linalg_ops", "inv")], ["inverse"]),
     "interpolate": (_CUDA_FP32, [("interpolate", "interpolate")], []),  # PyTorch's upsample_* kernels  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
     "logsumexp": (_CUDA_FP32, [("reduction", "logsumexp")], ["logsumexp"]),
     "cosine_similarity": (_CUDA_FP32, [("distance", "cosine_similarity")], []),
@@ -102,7 +119,7 @@ POLICIES = {
     "cross": ({"cuda": "promote"}, [("products", "cross")], ["cross"]),
     "dot": ({"cuda": "promote", "cpu": "as_is"}, [("products", "dot")], ["dot"]),
     "vdot": ({"cuda": "promote", "cpu": "as_is"}, [("products", "vdot")], ["vdot"]),
-    "tensordot": ({"cuda": "promote"}, [("products", "tensordot")], []),
+    "tensordot": ({"cuda": "promote", "cpu": "lower"}, [("products", "tensordot")], []),  # CPU: its mm casts
     "scatter_add": ({"cuda": "promote"}, [("scatter", "scatter_add")], ["scatter_add"]),
     "index_put": ({"cuda": "promote"}, [("view_ops", "index_put")], []),
     "cat": ({"cpu": "promote"}, [("indexing", "cat")], []),
@@ -142,8 +159,9 @@ def apply() -> None:
             original = getattr(module, attr)
             w = wrap(name, original)
             setattr(module, attr, w)
-            if getattr(ops_ns, attr, None) is original:
-                setattr(ops_ns, attr, w)
+            for alias, value in list(vars(ops_ns).items()):  # its name in ops, and aliases (inverse = inv)
+                if value is original:
+                    setattr(ops_ns, alias, w)
         for method in methods:
             original = Tensor.__dict__.get(method)
             if original is not None:
