@@ -143,3 +143,13 @@ def test_pool_modules_match_torch_and_repr(name, args, kw, x_shape):
         y, i = getattr(P, name)(*args, return_indices=True, **kw)(mt.tensor(a))
         yt, it = getattr(tnn, name)(*args, return_indices=True, **kw)(torch.tensor(a))
         assert i.dtype == np.int64 and np.array_equal(i.array, it.numpy()) and np.array_equal(y.array, yt.numpy())
+
+
+def test_zero_element_weights_initialise_as_pytorch():
+    # PyTorch builds modules with zero input channels and warns that initialising them is a no-op;
+    # the fan-in of 0 once raised ZeroDivisionError here
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        m = mt.nn.Conv2d(0, 2, 3)
+    assert m.weight.shape == (2, 0, 3, 3)
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        torch.nn.Conv2d(0, 2, 3)

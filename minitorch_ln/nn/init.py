@@ -12,6 +12,7 @@ for leaky ReLU slope ``a``; a uniform on ``±bound`` has ``std = bound / sqrt(3)
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import backend
 from ..autograd.grad_mode import no_grad
@@ -116,6 +117,9 @@ def ones_(t):
 
 def xavier_uniform_(t, gain: float = 1.0):
     """U(-bound, bound) with ``bound = gain · sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
+    if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return t
     fan_in, fan_out = _fans(t)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(t, -bound, bound)
@@ -123,6 +127,9 @@ def xavier_uniform_(t, gain: float = 1.0):
 
 def xavier_normal_(t, gain: float = 1.0):
     """N(0, std²) with ``std = gain · sqrt(2 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
+    if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return t
     fan_in, fan_out = _fans(t)
     return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
 
@@ -135,10 +142,16 @@ def kaiming_uniform_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str 
     Raises:
         ValueError: fewer than 2 dimensions, or ``mode`` not ``fan_in``/``fan_out``.
     """
+    if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return t
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(t, mode))
     return uniform_(t, -bound, bound)
 
 
 def kaiming_normal_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
     """N(0, std²) with ``std = gain / sqrt(fan)`` (He et al., 2015)."""
+    if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return t
     return normal_(t, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode)))

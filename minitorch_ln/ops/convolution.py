@@ -72,7 +72,7 @@ def _check_geometry(stride, dilation, groups) -> None:
     if any(d <= 0 for d in dilation):
         raise RuntimeError(f"non-positive dilation is not supported, got dilation={list(dilation)}")
     if not isinstance(groups, numbers.Integral) or groups <= 0:
-        raise RuntimeError(f"non-positive groups is not supported, got groups={groups!r}")
+        raise RuntimeError(f"groups must be a positive int, got groups={groups!r} ({type(groups).__name__})")
 
 
 def _lift(geom_1d) -> tuple:
