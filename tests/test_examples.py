@@ -84,3 +84,45 @@ def test_train_reverse(tmp_path):
     acc = number(r"held-out exact-match accuracy: (\S+)%", out)
     assert 0.0 <= acc <= 100.0
     assert re.search(r"by length: 5: \d+%", out)
+
+
+def test_batchnorm_images(tmp_path):
+    pytest.importorskip("sklearn")  # the bundled 8x8 digits
+    out = run_example("batchnorm_images", tmp_path)
+    rows = re.findall(r"table: (\S+) +(\d+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+)", out)
+    table = {(kind, int(b)): [float(v) for v in values] for kind, b, *values in rows}
+    norms, sizes = ("BatchNorm", "GroupNorm", "LayerNorm", "none"), (2, 8, 64)
+    assert sorted(table) == sorted((kind, b) for kind in norms for b in sizes)
+    acc = {key: v[0] for key, v in table.items()}  # eval-mode test accuracy (%)
+    # LayerNorm([C, H, W]) and GroupNorm(1, C) normalize over the same axes: equal at initialization
+    assert number(r"GroupNorm\(1, C\) at initialization: max \|difference\| (\S+)", out) < 1e-5
+    # GroupNorm and LayerNorm use each image's own statistics in both modes (and none has none):
+    # the test set fed in batches in training mode gives the very same predictions as in eval
+    # mode, and the probabilities agree up to float rounding
+    for kind in norms[1:]:
+        for b in sizes:
+            eval_acc, batch_acc, gap, flips, moved = table[kind, b][:5]
+            assert eval_acc == batch_acc and gap == 0.0 and flips == 0.0 and moved < 1e-3, (kind, b)
+    assert "verdict: GroupNorm, LayerNorm and none: training mode = eval mode at every batch size: yes" in out
+    # BatchNorm's training mode normalizes each test image with its batch partner's statistics too,
+    # eval mode with the running averages: at batch 2 the two disagree by far more than rounding
+    moved_bn2 = table["BatchNorm", 2][4]
+    assert moved_bn2 > 1.0
+    assert moved_bn2 > 1000 * max(table[kind, b][4] for kind in norms[1:] for b in sizes)
+    # every normalized CNN learns the digits, even in the two fast-mode epochs (chance is ~12%)
+    assert min(acc[kind, b] for kind in norms[:3] for b in sizes) > 80.0
+    assert "verdict: every run with a norm well above chance (> 3 x 12.2%): yes" in out
+    # without a norm the 44 Adam steps of batch 64 are too few (fast mode: ~40%), while every norm
+    # already reaches ~90%: normalization makes the first steps count
+    assert acc["none", 64] < min(acc[kind, 64] for kind in norms[:3]) - 20
+    assert "verdict: without a norm, batch 64 (the fewest steps) is the lowest of the four norms: yes" in out
+    # the large-batch regime BatchNorm was made for: it is at least as good as LayerNorm there
+    assert acc["BatchNorm", 64] >= acc["LayerNorm", 64] - 1
+    assert "verdict: BatchNorm at batch 64 >= LayerNorm at batch 64 - 1 point: yes" in out
+    # a step's fixed cost dominates at batch 2: 32 times the images per step run far more than
+    # twice the examples per second, for every norm
+    for kind in norms:
+        assert table[kind, 64][6] > 2 * table[kind, 2][6], kind  # examples/s
+    # every verdict is printed with a computed yes or no (some depend on the seed in fast mode)
+    verdicts = re.findall(r"^verdict: .*: (yes|no) \(.*\)$", out, flags=re.M)
+    assert len(verdicts) == 8 and len(verdicts) == out.count("verdict: ")
