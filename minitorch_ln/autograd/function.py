@@ -56,17 +56,19 @@ class Node:
     ``None``. Leaves are reached through their :class:`AccumulateGrad` node.
     """
 
-    # Attributes the engine uses; a Function may set any other attribute on its ctx.
+    # Attributes the engine uses; a Function may set any other attribute on its ctx. Their defaults
+    # are class attributes, so that making a node (once per op) sets only what differs.
+    next_edges = ()
+    needs_input_grad = ()
+    outputs_meta = ()  # (shape, dtype, device) per output, to fill missing grads with zeros
+    _saved = None  # list of (Tensor, version) or None
+    _to_save = None
+    _freed = False
+    _pre_hooks = None  # {output_index: [hook, ...]}
+    creation_trace = None  # set under detect_anomaly
+
     def __init__(self, fn_cls=None):
         self.fn = fn_cls
-        self.next_edges = ()
-        self.needs_input_grad = ()
-        self.outputs_meta = ()  # (shape, dtype, device) per output, to fill missing grads with zeros
-        self._saved = None  # list of (Tensor, version) or None
-        self._to_save = None
-        self._freed = False
-        self._pre_hooks = None  # {output_index: [hook, ...]}
-        self.creation_trace = None  # set under detect_anomaly
 
     # -- naming ---------------------------------------------------------------------------------
     def name(self) -> str:
@@ -248,7 +250,10 @@ class Function:
 
         if record:
             ctx.next_edges = tuple([_edge(a) if isinstance(a, Tensor) else None for a in args])
-            ctx.outputs_meta = tuple([(r.array.shape, r.array.dtype, _device(r.array)) for r in results])
+            if multiple:
+                ctx.outputs_meta = tuple([(o.shape, o.dtype, _device(o)) for o in out])
+            else:
+                ctx.outputs_meta = ((out.shape, out.dtype, backend.CPU if type(out) is np.ndarray else _device(out)),)
             for i, r in enumerate(results):
                 r._grad_fn = ctx
                 r._output_nr = i
