@@ -11,6 +11,8 @@ from minitorch_ln.kernels import _threads as _blocks_module
 
 from helpers import torch
 
+pytestmark = pytest.mark.usefixtures("cpu_kernels")  # every test on the compiled loop and on the NumPy form
+
 
 def reference(x, dy):
     """GELU and its input gradient in float64 with SciPy's erf."""

@@ -45,8 +45,9 @@ reading the input in place (no transposing copy into channel rows). ``group_norm
 ``local_response_norm_fwd`` / ``local_response_norm_bwd`` (``lrn``, ``cpu_lrn``, ``cuda_lrn``) follow
 the same pattern; their interfaces are in those modules' docstrings.
 
-GELU (:mod:`minitorch_ln.kernels.activation`, the ``xp`` code on both NumPy and CuPy):
-``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``, any shape.
+GELU (``activation``, the ``xp`` code, also on CuPy; ``cpu_activation``, the exact form compiled
+for float32/float16): ``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``,
+any shape.
 
 For checking and teaching (``layernorm_forms``, always the ``xp`` implementation, never a CUDA
 kernel): ``layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict`` (the backward split into its
@@ -68,7 +69,6 @@ import numpy as np
 
 from ..backend import get_array_module
 from ._threads import get_num_threads, set_num_threads
-from .activation import gelu_bwd, gelu_fwd
 from .layernorm import stat_dtype
 from .layernorm_forms import layer_norm_bwd_chain_rule, layer_norm_bwd_terms
 
@@ -96,6 +96,7 @@ _MODULES = {
     "group_norm_bwd": ("groupnorm", "cpu_groupnorm", "cuda_groupnorm"),
     "local_response_norm_fwd": ("lrn", "cpu_lrn", "cuda_lrn"),
     "local_response_norm_bwd": ("lrn", "cpu_lrn", "cuda_lrn"),
+    "gelu_fwd": ("activation", "cpu_activation", None), "gelu_bwd": ("activation", "cpu_activation", None),
 }
 _cpu_kernels: str | None = None  # chosen on first use (importing Numba takes a few tenths of a second)
 _chosen: dict = {}  # (kernel name, "cpu" or "cuda") -> the module that implements it, filled on first use
@@ -174,6 +175,16 @@ def layer_norm_bwd(dy, x, weight, mean, rstd):
 def layer_norm_stats(x, eps):
     """See the module docstring; dispatches on ``x``'s array module."""
     return pick("layer_norm_stats", x)(x, eps)
+
+
+def gelu_fwd(x, approximate="none"):
+    """See :mod:`minitorch_ln.kernels.activation`; dispatches on ``x``'s array module."""
+    return pick("gelu_fwd", x)(x, approximate)
+
+
+def gelu_bwd(dy, x, approximate="none"):
+    """See :mod:`minitorch_ln.kernels.activation`; dispatches on ``x``'s array module."""
+    return pick("gelu_bwd", x)(dy, x, approximate)
 
 
 def rms_norm_fwd(x, weight, eps):
