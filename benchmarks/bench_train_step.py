@@ -21,7 +21,14 @@ unless set already), so that one library's waiting threads do not steal the core
 runs everything on one thread and measures CPU time (``time.process_time``): on a machine shared
 with other work that ratio is the steadier one.
 
-    python benchmarks/bench_train_step.py [--preset tiny|small|all] [--repeat N] [--single-thread]
+JAX, where it is installed (``pip install jax jaxlib``; never a dependency), is a third peer: the
+same model written in ``jax.numpy`` (``benchmarks/jax_gpt.py``), its weights copied from the
+minitorch_ln model, the same AdamW, the whole step one ``jax.jit`` function, timed after its
+compilation (the warm-up). Its loss and gradients are checked against PyTorch's like ours; the
+``/JAX`` column is minitorch_ln's time over JAX's. Without JAX (or with ``--no-jax``) a line says
+it was skipped. ``--single-thread`` also gives XLA one thread.
+
+    python benchmarks/bench_train_step.py [--preset tiny|small|all] [--repeat N] [--single-thread] [--no-jax]
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ def _parse(argv):
     p.add_argument("--preset", choices=("tiny", "small", "all"), default="all")
     p.add_argument("--repeat", type=int, default=None, help="timed steps per library (default 10 tiny, 4 small)")
     p.add_argument("--single-thread", action="store_true", help="one thread each, CPU time")
-    p.add_argument("--only", choices=("mt", "torch"), default=None, help="time one library (for profiling)")
+    p.add_argument("--only", choices=("mt", "torch", "jax"), default=None, help="time one library (for profiling)")
+    p.add_argument("--no-jax", action="store_true", help="leave JAX out even where it is installed")
     return p.parse_args(argv)
 
 
@@ -45,6 +53,9 @@ ARGS = _parse(sys.argv[1:] if __name__ == "__main__" else [])
 if ARGS.single_thread:  # BLAS reads these when NumPy is first imported
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MINITORCH_LN_NUM_THREADS"):
         os.environ[var] = "1"
+    # XLA's CPU backend: one thread for its Eigen pool and its intra-op parallelism
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                               " intra_op_parallelism_threads=1").strip()
 else:
     # Two thread pools in one process: after each parallel region PyTorch's OpenMP threads and
     # OpenBLAS's threads spin, waiting for more work, and on a 2-core machine that spinning takes
@@ -66,8 +77,22 @@ VOCAB = 65
 SETUPS = {"tiny": dict(batch=32), "small": dict(batch=16)}
 
 
-def make_steps(preset: str):
-    """``(mt_step, torch_step, config, batch)`` for one preset, both models holding the same weights."""
+def _import_jax():
+    """``benchmarks/jax_gpt.py`` where ``jax`` is installed, else None and the reason."""
+    if ARGS.no_jax:
+        return None, "left out (--no-jax)"
+    try:
+        import jax  # noqa: F401, PLC0415
+    except ImportError:
+        return None, "skipped: jax is not installed (pip install jax jaxlib to compare with it)"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import jax_gpt  # noqa: PLC0415
+
+    return jax_gpt, None
+
+
+def make_steps(preset: str, jax_gpt=None):
+    """``({library: step}, config, batch, n_params)`` for one preset, every model holding the same weights."""
     mt.manual_seed(0)
     config = GPTConfig.preset(preset, vocab_size=VOCAB)
     B, T = SETUPS[preset]["batch"], config.block_size
@@ -95,8 +120,26 @@ def make_steps(preset: str):
         opt_t.step()
         return loss
 
+    steps = {"mt": mt_step, "torch": torch_step}
+    if jax_gpt is not None:  # before the check: that leaves gradients in the minitorch_ln model
+        params = jax_gpt.params_from_state_dict(model.state_dict())
+        jax_check = jax_gpt.loss_and_grads(params, idx, targets, config)
+        steps["jax"] = jax_gpt.make_train_step(params, idx, targets, config)
     check_same_gradients(preset, model, twin, (idx_m, tgt_m), (idx_t, tgt_t))
-    return mt_step, torch_step, config, B, model.num_parameters()
+    if jax_gpt is not None:
+        check_same_as_torch(preset, "JAX", *jax_check, twin, (idx_t, tgt_t))
+    return steps, config, B, model.num_parameters()
+
+
+def _worst_difference(grads, grads_t):
+    """The largest gradient difference, relative to the largest entry of PyTorch's gradient, over all parameters."""
+    return max(float(np.abs(g - grads_t[k]).max() / (np.abs(grads_t[k]).max() + 1e-12)) for k, g in grads.items())
+
+
+def _check(preset, who, lm, lt, worst):
+    if abs(lm - lt) > 1e-4 * max(1.0, abs(lt)) or worst > 1e-3:
+        raise RuntimeError(f"{preset}: {who} and PyTorch disagree (loss {lm} vs {lt}; gradients differ by {worst:.2e} "
+                           "of their largest entry)")
 
 
 def check_same_gradients(preset, model, twin, batch_m, batch_t):
@@ -106,38 +149,33 @@ def check_same_gradients(preset, model, twin, batch_m, batch_t):
     _, loss_t = twin(*batch_t)
     loss_t.backward()
     grads_t = {k: p.grad.numpy() for k, p in twin.named_parameters()}
-    worst = 0.0
-    for k, p in model.named_parameters():
-        g_t = grads_t[k]
-        worst = max(worst, float(np.abs(p.grad.numpy() - g_t).max() / (np.abs(g_t).max() + 1e-12)))
-    lm, lt = float(loss_m.item()), float(loss_t.item())
-    if abs(lm - lt) > 1e-4 * max(1.0, abs(lt)) or worst > 1e-3:
-        raise RuntimeError(f"{preset}: the two models disagree (loss {lm} vs {lt}; gradients differ by {worst:.2e} "
-                           "of their largest entry)")
+    worst = _worst_difference({k: p.grad.numpy() for k, p in model.named_parameters()}, grads_t)
+    _check(preset, "minitorch_ln", float(loss_m.item()), float(loss_t.item()), worst)
     model.zero_grad()
     twin.zero_grad()
 
 
-def time_pair(ours, theirs, repeat, clock, only=None):
-    """Best and median seconds of ``ours`` and ``theirs``, timed in alternation (after one warm-up each)."""
-    t_ours, t_theirs = [], []
-    pairs = [(ours, t_ours), (theirs, t_theirs)]
-    if only == "mt":
-        pairs = pairs[:1]
-    elif only == "torch":
-        pairs = pairs[1:]
-    for fn, _ in pairs:
+def check_same_as_torch(preset, who, loss, grads, twin, batch_t):
+    """``loss`` and ``grads`` (by parameter name) of another library against PyTorch's from the same weights."""
+    _, loss_t = twin(*batch_t)
+    loss_t.backward()
+    grads_t = {k: p.grad.numpy() for k, p in twin.named_parameters()}
+    _check(preset, who, loss, float(loss_t.item()), _worst_difference(grads, grads_t))
+    twin.zero_grad()
+
+
+def time_steps(steps, repeat, clock):
+    """``{library: (best, median)}`` seconds, timed in alternation (after one warm-up each, which for
+    JAX is its compilation)."""
+    times = {name: [] for name in steps}
+    for fn in steps.values():
         fn()
     for _ in range(repeat):
-        for fn, out in pairs:
+        for name, fn in steps.items():
             t0 = clock()
             fn()
-            out.append(clock() - t0)
-
-    def stats(ts):
-        return (min(ts), float(np.median(ts))) if ts else (float("nan"), float("nan"))
-
-    return (*stats(t_ours), *stats(t_theirs))
+            times[name].append(clock() - t0)
+    return {name: (min(ts), float(np.median(ts))) for name, ts in times.items()}
 
 
 def main(args=ARGS):
@@ -146,19 +184,35 @@ def main(args=ARGS):
         torch.set_num_threads(1)
         kernels.set_num_threads(1)
         clock = time.process_time
-    print(f"PyTorch {torch.__version__}: {torch.get_num_threads()} threads; NumPy {np.__version__}; "
-          f"minitorch_ln kernels: {kernels.get_num_threads()} threads; "
+    jax_gpt, jax_missing = _import_jax() if args.only in (None, "jax") else (None, "left out (--only)")
+    versions = f"PyTorch {torch.__version__}: {torch.get_num_threads()} threads; NumPy {np.__version__}; "
+    if jax_gpt is not None:
+        versions += f"JAX {jax_gpt.jax.__version__} (jit); "
+    print(versions + f"minitorch_ln kernels: {kernels.get_num_threads()} threads; "
           f"{'CPU' if args.single_thread else 'wall'} time per step, best (median)")
-    print(f"{'preset':<7} {'params':>8} {'B x T':>9} {'minitorch_ln':>22} {'PyTorch':>22} {'ratio':>6} {'target':>7}")
+    if jax_missing:
+        print(f"JAX {jax_missing}")
+    head = f"{'preset':<7} {'params':>8} {'B x T':>9} {'minitorch_ln':>22} {'PyTorch':>22} {'ratio':>6}"
+    if jax_gpt is not None:
+        head += f" {'JAX':>22} {'/JAX':>6}"
+    print(head + f" {'target':>7}")
     presets = ("tiny", "small") if args.preset == "all" else (args.preset,)
     for preset in presets:
-        mt_step, torch_step, config, B, n_params = make_steps(preset)
+        steps, config, B, n_params = make_steps(preset, jax_gpt)
+        if args.only:
+            steps = {args.only: steps[args.only]}
         repeat = args.repeat or (10 if preset == "tiny" else 4)
-        best_m, med_m, best_t, med_t = time_pair(mt_step, torch_step, repeat, clock, args.only)
+        t = time_steps(steps, repeat, clock)
+        nan = (float("nan"), float("nan"))
+        (best_m, med_m), (best_t, med_t) = t.get("mt", nan), t.get("torch", nan)
         target = 2.5 if preset == "tiny" else 1.5
-        print(f"{preset:<7} {n_params / 1e6:7.2f}M {f'{B}x{config.block_size}':>9} "
-              f"{best_m * 1e3:9.1f} ms ({med_m * 1e3:7.1f}) {best_t * 1e3:9.1f} ms ({med_t * 1e3:7.1f}) "
-              f"{best_m / best_t:6.2f} {target:>7.1f}")
+        line = (f"{preset:<7} {n_params / 1e6:7.2f}M {f'{B}x{config.block_size}':>9} "
+                f"{best_m * 1e3:9.1f} ms ({med_m * 1e3:7.1f}) {best_t * 1e3:9.1f} ms ({med_t * 1e3:7.1f}) "
+                f"{best_m / best_t:6.2f}")
+        if jax_gpt is not None:
+            best_j, med_j = t.get("jax", nan)
+            line += f" {best_j * 1e3:9.1f} ms ({med_j * 1e3:7.1f}) {best_m / best_j:6.2f}"
+        print(line + f" {target:>7.1f}")
 
 
 if __name__ == "__main__":
