@@ -29,31 +29,10 @@ def _fill(t, value) -> None:
         t._version[0] += 1
 
 
-class _BatchNorm(Module):
-    """Batch normalization (Ioffe & Szegedy, 2015) over every axis of ``(N, C, ...)`` but the channels.
-
-    Training: each channel is normalized with the batch mean and *biased* variance over ``N`` and
-    the trailing axes; the running statistics are updated with ``momentum`` (``None``: the
-    cumulative average, ``1 / num_batches_tracked``) and the *unbiased* variance. Eval: the running
-    statistics are used, unless ``track_running_stats=False`` (then batch statistics always).
-
-    Args:
-        num_features: ``C``, the size of axis 1.
-        eps: added to the variance inside the square root (default 1e-5).
-        momentum: the weight of each new batch in the running statistics (default 0.1), or None.
-        affine: learn ``weight`` (γ, ones) and ``bias`` (β, zeros).
-        bias: (keyword-only, as PyTorch 2.13) with ``affine``, whether to learn ``bias`` too.
-        track_running_stats: keep ``running_mean`` (zeros), ``running_var`` (ones) and
-            ``num_batches_tracked`` (int64) as buffers.
-        device, dtype: of the parameters and the running statistics.
-    Raises:
-        ValueError: (when built) ``num_features`` not a positive int, a bad ``eps``; (in forward) an
-            input of the wrong rank ("expected 4D input (got 3D input)", as PyTorch), a channel count
-            other than ``num_features``, or one value per channel in training.
-        TypeError: (in forward) integer input.
-    """
-
-    _expected = "(N, C, ...)"  # the shapes a subclass accepts, for its error message
+class _NormBase(Module):
+    """What BatchNorm and InstanceNorm share (PyTorch's ``_NormBase``): ``num_features`` channels, the
+    optional affine ``weight`` (ones) and ``bias`` (zeros), and the optional running statistics
+    ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (int64)."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
@@ -99,6 +78,37 @@ class _BatchNorm(Module):
             if self.bias is not None:
                 _fill(self.bias, 0)
 
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalization (Ioffe & Szegedy, 2015) over every axis of ``(N, C, ...)`` but the channels.
+
+    Training: each channel is normalized with the batch mean and *biased* variance over ``N`` and
+    the trailing axes; the running statistics are updated with ``momentum`` (``None``: the
+    cumulative average, ``1 / num_batches_tracked``) and the *unbiased* variance. Eval: the running
+    statistics are used, unless ``track_running_stats=False`` (then batch statistics always).
+
+    Args:
+        num_features: ``C``, the size of axis 1.
+        eps: added to the variance inside the square root (default 1e-5).
+        momentum: the weight of each new batch in the running statistics (default 0.1), or None.
+        affine: learn ``weight`` (γ, ones) and ``bias`` (β, zeros).
+        bias: (keyword-only, as PyTorch 2.13) with ``affine``, whether to learn ``bias`` too.
+        track_running_stats: keep ``running_mean`` (zeros), ``running_var`` (ones) and
+            ``num_batches_tracked`` (int64) as buffers.
+        device, dtype: of the parameters and the running statistics.
+    Raises:
+        ValueError: (when built) ``num_features`` not a positive int, a bad ``eps``; (in forward) an
+            input of the wrong rank ("expected 4D input (got 3D input)", as PyTorch), a channel count
+            other than ``num_features``, or one value per channel in training.
+        TypeError: (in forward) integer input.
+    """
+
+    _expected = "(N, C, ...)"  # the shapes a subclass accepts, for its error message
+
     def _check_input_dim(self, input) -> None:
         raise NotImplementedError  # each subclass names the ranks it accepts
 
@@ -124,10 +134,6 @@ class _BatchNorm(Module):
         keep = not self.training or self.track_running_stats  # a module that tracks nothing passes no buffers
         return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
                             self.weight, self.bias, use_batch_stats, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from ..autograd.grad_mode import no_grad
 from ..ops.creation import ones, zeros
 from ..ops.group_norm import group_norm, instance_norm
 from ..ops.norm_common import check_eps as _check_eps
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor
+from .batchnorm import _fill, _NormBase
 from .module import Module
 from .parameter import Parameter
 
@@ -25,12 +25,6 @@ def _positive_int(value, name: str, cls: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{cls}: {name} must be a positive int, got {value!r}")
     return int(value)
-
-
-def _fill(p, value) -> None:
-    with no_grad():
-        p.array.fill(value)
-        p._version[0] += 1
 
 
 class GroupNorm(Module):
@@ -87,49 +81,16 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _InstanceNorm(Module):
-    """What InstanceNorm1d/2d/3d share (PyTorch's ``_InstanceNorm``); ``_no_batch_dim`` is the number of
-    dims of an unbatched input ``(C, *spatial)``."""
+class _InstanceNorm(_NormBase):
+    """What InstanceNorm1d/2d/3d share (PyTorch's ``_InstanceNorm``: ``_NormBase`` with ``affine`` and
+    ``track_running_stats`` off by default); ``_no_batch_dim`` is the number of dims of an unbatched
+    input ``(C, *spatial)``."""
 
     _no_batch_dim = 0
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
-        super().__init__()
-        cls = type(self).__name__
-        self.num_features = _positive_int(num_features, "num_features", cls)
-        self.eps, self.momentum = _check_eps(eps, cls), momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(self.num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(self.num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", ones(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64", device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            _fill(self.running_mean, 0)
-            _fill(self.running_var, 1)
-            _fill(self.num_batches_tracked, 0)
-
-    def reset_parameters(self) -> None:
-        self.reset_running_stats()
-        if self.weight is not None:
-            _fill(self.weight, 1)
-        if self.bias is not None:
-            _fill(self.bias, 0)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _check_input_dim(self, input) -> None:
         cls, nb = type(self).__name__, self._no_batch_dim
@@ -159,10 +120,6 @@ class _InstanceNorm(Module):
         if input.ndim == self._no_batch_dim:  # unbatched (C, *spatial): as a batch of one
             return self._instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._instance_norm(input)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
