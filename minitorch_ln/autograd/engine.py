@@ -43,20 +43,21 @@ def _zeros(meta):
 def _collect_dependencies(root_nodes):
     """Number of incoming edges of every node reachable from ``root_nodes`` (iterative DFS)."""
     deps = {}
-    seen = set()
+    roots = set(root_nodes)
     stack = list(root_nodes)
-    for n in root_nodes:
-        seen.add(n)
     while stack:
         node = stack.pop()
         for edge in node.next_edges:
             if edge is None:
                 continue
             child = edge[0]
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            count = deps.get(child)
+            if count is None:  # reached for the first time: walk it next (roots are walked already)
+                deps[child] = 1
+                if child not in roots:
+                    stack.append(child)
+            else:
+                deps[child] = count + 1
     return deps
 
 
@@ -72,6 +73,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
 
 
 def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
+    Tensor = _function.Tensor
     pending = {}
     roots = []
     # arrays a leaf's .grad must not adopt as they are: the caller's seeds, what hooks returned, and
@@ -122,44 +124,60 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                     _accumulate(node.leaf, grads[0], create_graph, shared)
                 continue
 
-            if all(g is None for g in grads):
-                results = (None,) * len(node.next_edges)
+            next_edges = node.next_edges
+            missing = 0  # outputs that got no gradient (filled with zeros, unless all did)
+            for g in grads:
+                if g is None:
+                    missing += 1
+            if missing == len(grads):
+                results = (None,) * len(next_edges)
             else:
-                grads = [g if g is not None else _zeros(m) for g, m in zip(grads, node.outputs_meta)]
+                if missing:
+                    grads = [g if g is not None else _zeros(m) for g, m in zip(grads, node.outputs_meta)]
                 results = node.apply_backward(tuple(grads))
-                if len(results) != len(node.next_edges):
+                if len(results) != len(next_edges):
                     raise RuntimeError(
                         f"{node.name()} returned {len(results)} gradient(s) but its function has "
-                        f"{len(node.next_edges)} input(s): backward must return one per input (None for "
+                        f"{len(next_edges)} input(s): backward must return one per input (None for "
                         "non-differentiable ones)"
                     )
                 if _anomaly["enabled"]:
                     check_gradients(node, results)
-            saved = node._saved  # a backward may return one of them as a gradient (read before freeing)
+            # a backward may return a saved tensor as a gradient (read before freeing); constants
+            # still unwrapped (Node._saved) were not read, so none of them can be returned
+            saved = node._saved_entries
             if not retain_graph:
                 node.free()
 
-            for i, (edge, g) in enumerate(zip(node.next_edges, results)):
+            for i, edge in enumerate(next_edges):
                 if edge is None:
                     continue
                 child, idx = edge
+                g = results[i]
                 if g is not None:
-                    g = _as_grad_tensor(g, None)
+                    if not isinstance(g, Tensor):
+                        g = _as_grad_tensor(g, None)
                     shape, dtype, _ = child.outputs_meta[idx]
-                    if g.shape != shape:
+                    data = g.array
+                    if data.shape != shape:
                         raise ShapeError(
                             f"{node.name()} returned a gradient of shape {g.shape} for its input {i}, "
                             f"but that input has shape {shape}"
                         )
-                    if g.dtype != dtype:
+                    if data.dtype != dtype:
                         g = g.to(dtype)
                     if saved and isinstance(child, AccumulateGrad) and any(
                             t is not None and t.array is g.array for t, _ in saved):
                         shared.add(id(g.array))  # a saved tensor's array, handed back as a leaf's gradient
-                    slot = pending.setdefault(child, [None] * len(child.outputs_meta))
-                    slot[idx] = g if slot[idx] is None else slot[idx] + g
-                deps[child] -= 1
-                if deps[child] == 0:
+                    slot = pending.get(child)
+                    if slot is None:
+                        slot = pending[child] = [None] * len(child.outputs_meta)
+                        slot[idx] = g
+                    else:
+                        slot[idx] = g if slot[idx] is None else slot[idx] + g
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
                     ready.append(child)
     finally:
         set_grad_enabled(prev_mode)

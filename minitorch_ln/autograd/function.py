@@ -61,7 +61,8 @@ class Node:
     next_edges = ()
     needs_input_grad = ()
     outputs_meta = ()  # (shape, dtype, device) per output, to fill missing grads with zeros
-    _saved = None  # list of (Tensor, version) or None
+    _saved_entries = None  # list of (Tensor, version) or None: read it as ``_saved``
+    _saved_constants = None  # saved NumPy scalars not yet wrapped (see ``_saved``)
     _to_save = None
     _freed = False
     _pre_hooks = None  # {output_index: [hook, ...]}
@@ -78,6 +79,26 @@ class Node:
         return f"<{self.name()}>"
 
     # -- saving ---------------------------------------------------------------------------------
+    @property
+    def _saved(self):
+        """The saved tensors as a list of ``(Tensor, version)``, or None.
+
+        When a node saved only NumPy scalars (the ``2`` of ``x * 2``) and ``None``, ``apply`` keeps
+        them as they are and they are wrapped in constant Tensors (version 0) here, on first read:
+        a constant nothing else holds cannot change before it is read, and a long graph of such
+        ops then holds fewer objects for Python's garbage collector to walk.
+        """
+        consts = self._saved_constants
+        if consts is not None:
+            self._saved_constants = None
+            self._saved_entries = [(None, 0) if c is None else (Tensor._from_op(c), 0) for c in consts]
+        return self._saved_entries
+
+    @_saved.setter
+    def _saved(self, entries) -> None:
+        self._saved_constants = None
+        self._saved_entries = entries
+
     def save_for_backward(self, *items) -> None:
         """Keep arrays or Tensors for ``backward``; read them back from ``ctx.saved_tensors``."""
         self._to_save = items
@@ -90,10 +111,11 @@ class Node:
                 "tensors after they were freed). Saved tensors are freed after the first backward; "
                 "pass retain_graph=True to the first backward() if you need to go through it again."
             )
-        if self._saved is None:
+        saved = self._saved
+        if saved is None:
             return ()
         out = []
-        for t, version in self._saved:
+        for t, version in saved:
             if t is None:
                 out.append(None)
                 continue
@@ -111,7 +133,7 @@ class Node:
         return tuple(out)
 
     def free(self) -> None:
-        self._saved = None
+        self._saved_entries = self._saved_constants = None
         self._freed = True
 
     # -- hooks on the gradient of one of this node's outputs --------------------------------
@@ -135,10 +157,14 @@ class AccumulateGrad(Node):
     no reference cycle. The leaf's hooks live on the leaf and are shared with each node made for it.
     """
 
+    fn = None  # no Function: the leaf's gradient is added, not computed
+
     def __init__(self, leaf):
-        super().__init__(None)
+        # made once per leaf and graph (again after the graph holding it is freed), so it reads
+        # the array directly rather than through the leaf's properties
         self.leaf = leaf
-        self.outputs_meta = ((leaf.shape, leaf.dtype, leaf.device),)
+        arr = leaf.array
+        self.outputs_meta = ((arr.shape, arr.dtype, _device(arr)),)
         self._pre_hooks = leaf._leaf_hooks
 
     def name(self) -> str:
@@ -203,67 +229,103 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         # This runs for every op, forward and backward, so it avoids needless work: one pass over
-        # the arguments, and the detailed device check only when the array types differ or live
-        # on a GPU (0-d tensors are scalars and may come from the CPU, as in PyTorch).
-        raw, needs = [], []
-        any_needs, array_type, check_devices = False, None, False
+        # the arguments, which also finds the graph edges (those of ``_edge``) while grad mode is
+        # on, and the detailed device check only when an array is not a NumPy one (a GPU array; 0-d
+        # tensors are scalars and may come from the CPU, as in PyTorch).
+        grad_mode = _grad_state.enabled
+        raw, needs, edges = [], [], []
+        any_needs = check_devices = False
         for a in args:
             if isinstance(a, Tensor):
                 if a._base is not None and a._view_version != a._version[0]:
                     _sync_view(a)
                 d = a.array
                 raw.append(d)
-                needs.append(a._requires_grad)
-                any_needs = any_needs or a._requires_grad
-                if d.ndim:
-                    t = type(d)
-                    if array_type is None:
-                        array_type = t
-                        check_devices = t is not np.ndarray
-                    elif t is not array_type:
-                        check_devices = True
+                if type(d) is not np.ndarray and d.ndim:
+                    check_devices = True
+                if a._requires_grad:
+                    any_needs = True
+                    needs.append(True)
+                    if grad_mode:  # (edges are used only when recording)
+                        fn = a._grad_fn
+                        edges.append((fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0))
+                else:
+                    needs.append(False)
+                    edges.append(None)
             else:
                 raw.append(a)
                 needs.append(False)
+                edges.append(None)
         if check_devices:
             _check_same_device(cls, args)
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
-        grad_mode = _grad_state.enabled
         record = any_needs and grad_mode
 
-        _grad_state.enabled = False  # forward works on raw arrays: nothing inside records
-        try:
+        if grad_mode:
+            _grad_state.enabled = False  # forward works on raw arrays: nothing inside records
+            try:
+                out = cls.forward(ctx, *raw, **kwargs)
+            finally:
+                _grad_state.enabled = True
+        else:
             out = cls.forward(ctx, *raw, **kwargs)
-        finally:
-            _grad_state.enabled = grad_mode
 
-        multiple = isinstance(out, tuple)
-        if multiple:
-            out = tuple([_as_array(ctx, o) for o in out])
-            results = tuple([Tensor._from_op(o, record) for o in out])
-        elif type(out) is not np.ndarray and isinstance(out, np.generic):
-            out = _as_array(ctx, out)
+        if type(out) is np.ndarray:  # the common case: one NumPy array
             results = (Tensor._from_op(out, record),)
-        else:  # the common case, without a generator (this line runs for every op)
-            results = (Tensor._from_op(out, record),)
+            multiple = False
+        else:
+            multiple = isinstance(out, tuple)
+            if multiple:
+                out = tuple([_as_array(ctx, o) for o in out])
+                results = tuple([Tensor._from_op(o, record) for o in out])
+            else:
+                out = _as_array(ctx, out)  # a NumPy scalar becomes a 0-d array
+                results = (Tensor._from_op(out, record),)
 
         if record:
-            ctx.next_edges = tuple([_edge(a) if isinstance(a, Tensor) else None for a in args])
+            ctx.next_edges = tuple(edges)
             if multiple:
                 ctx.outputs_meta = tuple([(o.shape, o.dtype, _device(o)) for o in out])
+                for i, r in enumerate(results):
+                    r._grad_fn = ctx
+                    r._output_nr = i
             else:
-                ctx.outputs_meta = ((out.shape, out.dtype, backend.CPU if type(out) is np.ndarray else _device(out)),)
-            for i, r in enumerate(results):
-                r._grad_fn = ctx
-                r._output_nr = i
+                ctx.outputs_meta = _single_output_meta(out)
+                results[0]._grad_fn = ctx  # _output_nr stays the class default, 0
             if _anomaly["enabled"]:
                 _anomaly["record"](ctx, args, results)
-        if ctx._to_save is not None:
+        to_save = ctx._to_save
+        if to_save is not None:
             if record:
-                ctx._saved = [_resolve_saved(item, args, raw, results) for item in ctx._to_save]
+                if _only_constants(to_save, args, raw):
+                    ctx._saved_constants = to_save  # wrapped when read (Node._saved)
+                else:
+                    ctx._saved = [_resolve_saved(item, args, raw, results) for item in to_save]
             ctx._to_save = None
-        return results if multiple else results[0]
+        return results[0] if not multiple else results
+
+
+_CPU_META = {}  # (shape, dtype) -> the ((shape, dtype, CPU),) that nodes with such an output share
+
+
+def _single_output_meta(out):
+    """``outputs_meta`` of a node with the one output array ``out``.
+
+    A graph keeps one node per op alive until it is freed, and Python's cyclic garbage collector
+    walks every object it holds, so the meta tuple of a NumPy output is shared between nodes (a
+    chain of small ops spent more time in the collector than in the ops). Tuples are immutable, so
+    sharing them changes nothing else; the cache is dropped whenever it grows past 1024 entries.
+    """
+    if type(out) is not np.ndarray:
+        return ((out.shape, out.dtype, _device(out)),)
+    key = (out.shape, out.dtype)
+    meta = _CPU_META.get(key)
+    if meta is None:
+        if len(_CPU_META) >= 1024:
+            _CPU_META.clear()
+        meta = _CPU_META[key] = ((key[0], key[1], backend.CPU),)
+    return meta
 
 
 def _as_array(ctx, o):
@@ -288,6 +350,19 @@ def _check_same_device(cls, args):
             )
 
 
+def _only_constants(items, args, raw) -> bool:
+    """Whether the saved ``items`` are all None or NumPy scalars that are no input Tensor's array."""
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, np.generic):
+            return False
+        for a, r in zip(args, raw):
+            if r is item and isinstance(a, Tensor):
+                return False
+    return True
+
+
 def _resolve_saved(item, args, raw, results):
     """Map a saved array to the input/output Tensor that holds it (keeping its history).
 
@@ -304,6 +379,8 @@ def _resolve_saved(item, args, raw, results):
     for a, r in zip(args, raw):
         if r is item and isinstance(a, Tensor):
             return (a, a._version[0])
+    if isinstance(item, np.generic):  # a NumPy scalar (``x * 2``'s 2): a constant that views no memory
+        return (Tensor._from_op(item), 0)
     for i, r in enumerate(results):
         if r.array is item:
             return (_stored_output(r, i), r._version[0])

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..autograd.function import _anomaly
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .conversion import cast
@@ -80,6 +81,30 @@ def promote(a, b, op: str):
     (a_dt, a_sc, a_num), (b_dt, b_sc, b_num) = info(a, a_t), info(b, b_t)
     dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc, a_is_number=a_num, b_is_number=b_num)
     return _operand(a, a_t, dt, ref, op), _operand(b, b_t, dt, ref, op)
+
+
+def number_operands(a, b):
+    """The fast path of ``add``/``sub``/``mul``/``div`` for a float Tensor with a Python number
+    (``x * 2``, ``1 - x``): ``(a, b)`` ready for the op's ``apply``, or None (then :func:`promote`).
+
+    The number becomes a NumPy scalar of the tensor's dtype, the scalar ``promote`` would wrap in a
+    constant Tensor, and is passed to ``apply`` as it is: ``forward`` receives the same array and
+    scalar, and a scalar it saves is wrapped in a constant Tensor when read (``Node._saved``). A
+    scalar broadcasts with any shape, so there is no shape check. Anomaly mode takes the general
+    path, so that its record lists the scalar as a 0-d tensor input, as before.
+    """
+    if type(b) in _NUMBERS and isinstance(a, Tensor):
+        dt = a.array.dtype
+        if dt.kind == "f" and not _anomaly["enabled"]:
+            return a, dt.type(b)
+    elif type(a) in _NUMBERS and isinstance(b, Tensor):
+        dt = b.array.dtype
+        if dt.kind == "f" and not _anomaly["enabled"]:
+            return dt.type(a), b
+    return None
+
+
+_NUMBERS = (float, int)  # exact types: a bool, or a NumPy scalar, takes promote's general path
 
 
 def _wrap_int(x, dt, op: str):

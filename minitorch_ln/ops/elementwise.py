@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import OptionError
 from ..tensor import Tensor
-from ._util import broadcast_shape, promote, require_float
+from ._util import broadcast_shape, number_operands, promote, require_float
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
 
@@ -56,6 +56,8 @@ def add(a, b) -> Tensor:
     (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
     when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
     """
+    if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
+        return Add.apply(*fast)
     a, b = promote(a, b, "add")
     broadcast_shape(a.shape, b.shape, "add")
     return Add.apply(a, b)
@@ -80,6 +82,8 @@ def sub(a, b) -> Tensor:
     (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
     when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
     """
+    if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
+        return Sub.apply(*fast)
     a, b = promote(a, b, "sub")
     broadcast_shape(a.shape, b.shape, "sub")
     return Sub.apply(a, b)
@@ -109,6 +113,8 @@ def mul(a, b) -> Tensor:
     (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
     when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
     """
+    if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
+        return Mul.apply(*fast)
     a, b = promote(a, b, "mul")
     broadcast_shape(a.shape, b.shape, "mul")
     return Mul.apply(a, b)
@@ -138,6 +144,8 @@ def div(a, b) -> Tensor:
     Integer operands give the default float dtype (as PyTorch); ``x/0`` is ``±inf`` and ``0/0`` NaN.
     Raises ShapeError (a RuntimeError and a ValueError) naming both shapes when they do not broadcast.
     """
+    if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
+        return Div.apply(*fast)
     a, b = promote(a, b, "div")
     if a.dtype.kind != "f":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())

@@ -105,27 +105,24 @@ class _Methods:
 
 
 
-    # arithmetic
-    def __add__(self, other):
-        return add(self, other)
+    # arithmetic: ``x + y`` calls ``add(x, y)`` itself, one Python call less per op (the reflected
+    # forms swap the operands, and the named methods keep PyTorch's argument name, ``other``)
+    __add__ = add
 
     def __radd__(self, other):
         return add(other, self)
 
-    def __sub__(self, other):
-        return sub(self, other)
+    __sub__ = sub
 
     def __rsub__(self, other):
         return sub(other, self)
 
-    def __mul__(self, other):
-        return mul(self, other)
+    __mul__ = mul
 
     def __rmul__(self, other):
         return mul(other, self)
 
-    def __truediv__(self, other):
-        return div(self, other)
+    __truediv__ = div
 
     def __rtruediv__(self, other):
         return div(other, self)
