@@ -236,3 +236,33 @@ def test_pools_of_an_empty_batch_are_empty_as_pytorch(name, call):
     assert tuple(y.shape) == tuple(call(torch.nn.functional, torch.zeros(0, 3, 5, 4)).shape)
     y.sum().backward()
     assert x.grad.shape == (0, 3, 5, 4)
+
+
+@given(n=st.integers(1, 2), c=st.integers(1, 2), h=st.integers(1, 7), w=st.integers(1, 7),
+       k=st.tuples(st.integers(1, 3), st.integers(1, 3)), s=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       d=st.tuples(st.integers(1, 2), st.integers(1, 2)), extra=st.tuples(st.integers(0, 1), st.integers(0, 1)),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**16))
+def test_compiled_window_argmax_equals_the_numpy_form(n, c, h, w, k, s, d, extra, dtype, seed):
+    # the compiled pass picks every window's maximum as the NumPy argmax form does (and as PyTorch):
+    # first maximum, last NaN, the first in-bounds cell when all are -inf; with asymmetric padding
+    from minitorch_ln import kernels
+    from minitorch_ln.kernels import im2col as K
+
+    pads = ((k[0] // 2, k[0] // 2 + extra[0]), (k[1] // 2, k[1] // 2 + extra[1]))
+    if h + sum(pads[0]) < d[0] * (k[0] - 1) + 1 or w + sum(pads[1]) < d[1] * (k[1] - 1) + 1:
+        return
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, h, w))
+    u = rng.random(x.shape)
+    x[u < 0.1], x[(u > 0.1) & (u < 0.3)], x[(u > 0.3) & (u < 0.4)] = np.nan, -np.inf, 1.0  # NaNs, -inf, ties
+    x = x.astype(dtype)
+    before = kernels.get_cpu_kernels()
+    try:
+        kernels.set_cpu_kernels("numpy")
+        want = K.window_argmax(x, k, s, pads, d)
+        kernels.set_cpu_kernels("numba")
+        got = K.window_argmax(x, k, s, pads, d)
+    finally:
+        kernels.set_cpu_kernels(before)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])

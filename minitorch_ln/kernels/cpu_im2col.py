@@ -14,7 +14,7 @@ import numpy as np
 
 from ._numba import AVAILABLE, COMPILED_DTYPES, jit
 
-__all__ = ["usable", "col2im"]
+__all__ = ["usable", "col2im", "window_argmax"]
 
 
 def usable(a) -> bool:
@@ -65,3 +65,40 @@ def col2im(cols, hw, stride, pads, dilation):
     out = np.zeros((N, C, H, W), dtype=cols.dtype)
     _col2im(np.ascontiguousarray(cols).ravel(), N, C, H, W, kh, kw, sh, sw, pt, pl, dh, dw, OH, OW, out.ravel())
     return out
+
+
+@jit
+def _window_argmax(x, kh, kw, sh, sw, pt, pl, dh, dw, hs, ws, idx):
+    N, C, H, W = x.shape
+    OH, OW = idx.shape[2], idx.shape[3]
+    for n in range(N):
+        for c in range(C):
+            for oh in range(OH):
+                for ow in range(OW):
+                    best, best_idx = -np.inf, hs[oh] * W + ws[ow]   # PyTorch: the first cell inside
+                    for i in range(kh):
+                        h = oh * sh - pt + i * dh
+                        if h < 0 or h >= H:
+                            continue
+                        for j in range(kw):
+                            w = ow * sw - pl + j * dw
+                            if w < 0 or w >= W:
+                                continue
+                            v = x[n, c, h, w]
+                            if v > best or v != v:                   # a NaN wins, the last one
+                                best, best_idx = v, h * W + w
+                    idx[n, c, oh, ow] = best_idx
+
+
+def window_argmax(x, ksize, stride, pads, dilation, first_h, first_w):
+    """The flat index of each window's maximum, ``(N, C, OH, OW)`` int64, as ``im2col.window_argmax``
+    picks it (the same rule as PyTorch's CPU loop: a cell wins when it is larger or NaN), in one pass
+    over the windows instead of argmax passes over the whole column view. ``first_h``/``first_w`` are
+    the first in-bounds row/column of each window (``(OH,)``, ``(OW,)``): the index of a window whose
+    cells are all -inf or outside."""
+    (kh, kw), (sh, sw), ((pt, _), (pl, _)), (dh, dw) = ksize, stride, pads, dilation
+    N, C = x.shape[:2]
+    idx = np.empty((N, C, len(first_h), len(first_w)), dtype=np.int64)
+    _window_argmax(np.ascontiguousarray(x), kh, kw, sh, sw, pt, pl, dh, dw,
+                   np.asarray(first_h, np.int64), np.asarray(first_w, np.int64), idx)
+    return idx

@@ -97,15 +97,17 @@ def _cols_gemm(x, ksize, stride, pads, dilation, groups, out_hw=None):
     return cols.reshape(N, groups, C // groups * kh * kw, OH * OW), (OH, OW)
 
 
-def conv2d_forward(x, w, stride, pads, dilation, groups, out_hw=None):
+def conv2d_forward(x, w, stride, pads, dilation, groups, out_hw=None, return_cols=False):
     """``y = w ⋆ x``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)`` → ``y (N, O, OH, OW)``; one GEMM per sample
-    (and group). ``out_hw``: compute only the first ``(OH, OW)`` output positions."""
+    (and group). ``out_hw``: compute only the first ``(OH, OW)`` output positions. ``return_cols``:
+    also return the columns ``(N, g, K, L)``, which :func:`conv2d_weight_grad` can take instead of
+    making them again."""
     xp = get_array_module(x)
     O, Cg, kh, kw = w.shape
     N = x.shape[0]
     cols, (OH, OW) = _cols_gemm(x, (kh, kw), stride, pads, dilation, groups, out_hw)  # (N, g, K, L)
     y = xp.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols)  # (N, g, O/g, L)
-    return y.reshape(N, O, OH, OW)
+    return (y.reshape(N, O, OH, OW), cols) if return_cols else y.reshape(N, O, OH, OW)
 
 
 def conv2d_input_grad(dy, w, hw, stride, pads, dilation, groups):
@@ -119,11 +121,13 @@ def conv2d_input_grad(dy, w, hw, stride, pads, dilation, groups):
     return col2im(cols.reshape(N, groups * Cg, kh, kw, OH, OW), hw, stride, pads, dilation)
 
 
-def conv2d_weight_grad(x, dy, ksize, stride, pads, dilation, groups):
-    """``dw = Σ_n dy[n] @ cols[n]ᵀ``: → ``(O, C/g, kh, kw)`` (the columns of the positions ``dy`` has)."""
+def conv2d_weight_grad(x, dy, ksize, stride, pads, dilation, groups, cols=None):
+    """``dw = Σ_n dy[n] @ cols[n]ᵀ``: → ``(O, C/g, kh, kw)`` (the columns of the positions ``dy`` has;
+    ``cols``, when given, are the forward's: ``(N, g, K, OH·OW)`` for exactly ``dy``'s positions)."""
     xp = get_array_module(x)
     N, O, OH, OW = dy.shape
-    cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups, (OH, OW))  # (N, g, K, L)
+    if cols is None or cols.shape[-1] != OH * OW:
+        cols, _ = _cols_gemm(x, ksize, stride, pads, dilation, groups, (OH, OW))  # (N, g, K, L)
     dyg = xp.ascontiguousarray(dy).reshape(N, groups, O // groups, OH * OW)  # (N, g, O/g, L)
     dw = xp.matmul(dyg, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (g, O/g, K)
     return dw.reshape(O, x.shape[1] // groups, *ksize)
@@ -139,7 +143,14 @@ def window_argmax(x, ksize, stride, pads, dilation, out_hw=None):
     """
     xp = get_array_module(x)
     N, C, H, W = x.shape
-    (kh, kw), (sh, sw), ((pt, _), (pl, _)), (dh, dw) = ksize, stride, pads, dilation
+    (kh, kw), (sh, sw), ((pt, pb), (pl, pr)), (dh, dw) = ksize, stride, pads, dilation
+    loops = _compiled(x)
+    if loops is not None and x.size:  # one compiled pass over the windows (cpu_im2col.py)
+        OH, OW = out_size(H, kh, sh, dh, pt, pb), out_size(W, kw, sw, dw, pl, pr)
+        (hs, h_ok), (ws, w_ok) = _first_inside(OH, sh, pt, dh, kh, H, np), _first_inside(OW, sw, pl, dw, kw, W, np)
+        idx = loops.window_argmax(x, ksize, stride, pads, dilation, hs, ws)
+        empty = np.broadcast_to(~(h_ok.reshape(OH, 1) & w_ok.reshape(1, OW)), idx.shape)
+        return idx, empty
     fill = -np.inf if x.dtype.kind == "f" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
     win = im2col(x, ksize, stride, pads, dilation, fill=fill)  # (N, C, kh, kw, OH, OW)
     OH, OW = win.shape[4:]

@@ -26,6 +26,10 @@ from ._util import require_float
 
 ConvDtypeError = DtypeError  # minitorch_ln/errors.py
 
+# The forward's im2col columns are kept for the weight gradient when at most this large (bytes);
+# larger ones are made again in backward (time for memory: for a 3x3 kernel they are 9x the input).
+KEEP_COLUMNS_BYTES = 256 * 2**20
+
 
 # ================================================================================ argument helpers
 def ntuple(v, n: int, name: str, op: str) -> tuple:
@@ -92,7 +96,14 @@ class Conv2dFn(Function):
         need_x, need_w = ctx.needs_input_grad[:2]
         ctx.save_for_backward(x if need_w else None, w if need_x else None)
         ctx.geom, ctx.hw, ctx.w_shape = geom, x.shape[2:], w.shape
-        y = K.conv2d_forward(x, w, *geom, out_hw=out_hw)  # (N, O, OH, OW)
+        y, cols = K.conv2d_forward(x, w, *geom, out_hw=out_hw, return_cols=True)  # (N, O, OH, OW)
+        # The weight gradient needs these columns again; keeping them (kh·kw times the input's size)
+        # saves making them twice, unless they are large. They are a cache, not a saved tensor: x
+        # is saved too, so an in-place change of x after the forward is still caught.
+        ctx.cols = cols if need_w and cols.nbytes <= KEEP_COLUMNS_BYTES else None
+        if b is not None:
+            y += b.reshape(1, -1, 1, 1)
+        return y
         if b is not None:
             y += b.reshape(1, -1, 1, 1)
         return y
@@ -102,7 +113,8 @@ class Conv2dFn(Function):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         dx = ConvTranspose2dFn.apply(dy, w, ctx.geom, ctx.hw) if need_x else None
-        dw = ConvWeight2dFn.apply(x, dy, ctx.geom, ctx.w_shape[2:]) if need_w else None
+        dw = ConvWeight2dFn.apply(x, dy, ctx.geom, ctx.w_shape[2:], ctx.cols) if need_w else None
+        ctx.cols = None
         db = dy.sum((0, 2, 3)) if need_b else None
         return dx, dw, db, None, None
 
@@ -122,7 +134,7 @@ class ConvTranspose2dFn(Function):
         dy, w = ctx.saved_tensors
         need_dy, need_w = ctx.needs_input_grad[:2]
         d_dy = Conv2dFn.apply(ddx, w, None, ctx.geom, ctx.dy_hw) if need_dy else None
-        dw = ConvWeight2dFn.apply(ddx, dy, ctx.geom, ctx.w_shape[2:]) if need_w else None
+        dw = ConvWeight2dFn.apply(ddx, dy, ctx.geom, ctx.w_shape[2:], None) if need_w else None
         return d_dy, dw, None, None
 
 
@@ -130,11 +142,12 @@ class ConvWeight2dFn(Function):
     """``dw = conv_weight(x, dy)`` = ``J_wᵀ dy`` of ``conv(x, ·)``: → ``(O, C/g, kh, kw)``."""
 
     @staticmethod
-    def forward(ctx, x, dy, geom, ksize):
+    def forward(ctx, x, dy, geom, ksize, cols=None):
+        # cols: the columns of x the forward convolution made, when it kept them (Conv2dFn)
         need_x, need_dy = ctx.needs_input_grad[:2]
         ctx.save_for_backward(x if need_dy else None, dy if need_x else None)
         ctx.geom, ctx.hw, ctx.dy_hw = geom, x.shape[2:], dy.shape[2:]
-        return K.conv2d_weight_grad(x, dy, tuple(ksize), *geom)
+        return K.conv2d_weight_grad(x, dy, tuple(ksize), *geom, cols=cols)
 
     @staticmethod
     def backward(ctx, ddw):
@@ -142,7 +155,7 @@ class ConvWeight2dFn(Function):
         need_x, need_dy = ctx.needs_input_grad[:2]
         dx = ConvTranspose2dFn.apply(dy, ddw, ctx.geom, ctx.hw) if need_x else None
         d_dy = Conv2dFn.apply(x, ddw, None, ctx.geom, ctx.dy_hw) if need_dy else None
-        return dx, d_dy, None, None
+        return dx, d_dy, None, None, None
 
 
 # ================================================================================ conv
