@@ -32,7 +32,7 @@ import numpy as np
 
 from . import batchnorm as _xp
 from . import cuda_common
-from .cuda_common import CTYPE, check_kernel_dtype, device_of_array
+from .cuda_common import CTYPE, check_kernel_dtype, check_param, device_of_array, param_dtype
 from .layernorm import stat_dtype
 
 __all__ = ["SOURCE", "THREADS", "batch_norm_bwd_ncl", "batch_norm_fwd_ncl", "example_kernels"]
@@ -147,21 +147,6 @@ def _check_ncl(x, what: str):
         raise ValueError(f"{what}: expected a C-contiguous array of shape (N, C, L), got shape {x.shape}")
 
 
-def _param_dtype(x, p) -> np.dtype:
-    """The dtype the kernels read weight/bias in: float32 for float16 ``x`` with float32 parameters, else ``x``'s."""
-    if p is not None and x.dtype == np.float16 and p.dtype == np.float32:
-        return np.dtype(np.float32)
-    return x.dtype
-
-
-def _check_param(p, C: int, dtype, what: str):
-    if p is None:
-        return None
-    if p.shape != (C,):
-        raise ValueError(f"{what}: expected shape ({C},), one value per channel of x, got {p.shape}")
-    return p if (p.dtype == dtype and p.flags.c_contiguous) else p.astype(dtype, order="C")
-
-
 def batch_norm_fwd_ncl(x, weight, bias, eps):
     """BatchNorm forward (batch statistics) on a CuPy ``x`` ``(N, C, L)`` → ``(y, mean, rstd, var)``.
 
@@ -178,9 +163,9 @@ def batch_norm_fwd_ncl(x, weight, bias, eps):
     """
     _check_ncl(x, "batch_norm_fwd_ncl")
     N, C, L = x.shape
-    pdt = _param_dtype(x, weight if weight is not None else bias)
-    weight = _check_param(weight, C, pdt, "batch_norm_fwd_ncl: weight")
-    bias = _check_param(bias, C, pdt, "batch_norm_fwd_ncl: bias")
+    pdt = param_dtype(x, weight if weight is not None else bias)
+    weight = check_param(weight, C, pdt, "batch_norm_fwd_ncl: weight", "one value per channel of x")
+    bias = check_param(bias, C, pdt, "batch_norm_fwd_ncl: bias", "one value per channel of x")
     if x.size == 0:
         return _xp.batch_norm_fwd_ncl(x, weight, bias, eps)
     xp = cuda_common.array_module(x)
@@ -216,8 +201,8 @@ def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
                          f"{mean.shape} and {rstd.shape}")
     xp = cuda_common.array_module(x)
     sdt = stat_dtype(x.dtype)
-    pdt = _param_dtype(x, weight)
-    w = _check_param(weight, C, pdt, "batch_norm_bwd_ncl: weight")
+    pdt = param_dtype(x, weight)
+    w = check_param(weight, C, pdt, "batch_norm_bwd_ncl: weight", "one value per channel of x")
     if x.size == 0:
         return _xp.batch_norm_bwd_ncl(dy, x, weight, mean.reshape(C, 1), rstd.reshape(C, 1))
     dy = dy if dy.flags.c_contiguous else xp.ascontiguousarray(dy)

@@ -128,6 +128,28 @@ def check_kernel_dtype(array, what: str) -> None:
         raise TypeError(f"{what}: expected float16, float32 or float64, got {array.dtype}")
 
 
+def param_dtype(x, p) -> np.dtype:
+    """The dtype the kernels read a weight/bias in: float32 for float16 ``x`` with float32
+    parameters (PyTorch's mixed precision), else ``x``'s."""
+    if p is not None and x.dtype == np.float16 and p.dtype == np.float32:
+        return np.dtype(np.float32)
+    return x.dtype
+
+
+def check_param(p, n: int, dtype, what: str, of: str):
+    """``p`` as a C-contiguous ``(n,)`` array of ``dtype`` (None stays None); ``of`` says what the
+    ``n`` values belong to, for the error.
+
+    Raises:
+        ValueError: ``p`` is not of shape ``(n,)``.
+    """
+    if p is None:
+        return None
+    if p.shape != (n,):
+        raise ValueError(f"{what}: expected shape ({n},), {of}, got {p.shape}")
+    return p if (p.dtype == dtype and p.flags.c_contiguous) else p.astype(dtype, order="C")
+
+
 def vector_width(n: int, itemsize: int) -> int:
     """The most elements per 16-byte load that divide ``n`` (so every row starts aligned)."""
     vec = 16 // itemsize

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import cuda_common
 from . import layernorm as _xp
-from .cuda_common import CTYPE, check_kernel_dtype, device_of_array, vector_width
+from .cuda_common import CTYPE, check_kernel_dtype, check_param, device_of_array, param_dtype, vector_width
 from .layernorm import stat_dtype
 
 # The CUDA source sits beside this file (``cuda_layernorm.cu``), compiled by CuPy on first use.
@@ -87,21 +87,6 @@ def _check_x(x, what: str):
         raise ValueError(f"{what}: expected a C-contiguous array of shape (N, D), got shape {x.shape}")
 
 
-def _param_dtype(x, weight) -> np.dtype:
-    """The dtype the kernels read weight/bias in: float32 for float16 ``x`` with float32 weights, else ``x``'s."""
-    if weight is not None and x.dtype == np.float16 and weight.dtype == np.float32:
-        return np.dtype(np.float32)
-    return x.dtype
-
-
-def _check_param(p, D: int, dtype, what: str):
-    if p is None:
-        return None
-    if p.shape != (D,):
-        raise ValueError(f"{what}: expected shape ({D},) to match the last axis of x, got {p.shape}")
-    return p if (p.dtype == dtype and p.flags.c_contiguous) else p.astype(dtype, order="C")
-
-
 def layer_norm_fwd(x, weight, bias, eps: float):
     """Fused LayerNorm forward over the last axis of a CuPy array.
 
@@ -121,9 +106,9 @@ def layer_norm_fwd(x, weight, bias, eps: float):
     """
     _check_x(x, "layer_norm_fwd")
     N, D = x.shape
-    pdt = _param_dtype(x, weight if weight is not None else bias)
-    weight = _check_param(weight, D, pdt, "layer_norm_fwd: weight")
-    bias = _check_param(bias, D, pdt, "layer_norm_fwd: bias")
+    pdt = param_dtype(x, weight if weight is not None else bias)
+    weight = check_param(weight, D, pdt, "layer_norm_fwd: weight", "to match the last axis of x")
+    bias = check_param(bias, D, pdt, "layer_norm_fwd: bias", "to match the last axis of x")
     xp = cuda_common.array_module(x)
     stat = stat_dtype(x.dtype)
     if N == 0 or D == 0:
@@ -175,8 +160,8 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, need_param_grads=None):
     if need_param_grads is None:
         need_param_grads = weight is not None
     out_dtype = weight.dtype if weight is not None else x.dtype
-    pdt = _param_dtype(x, weight)
-    w = _check_param(weight, D, pdt, "layer_norm_bwd: weight")
+    pdt = param_dtype(x, weight)
+    w = check_param(weight, D, pdt, "layer_norm_bwd: weight", "to match the last axis of x")
     xp = cuda_common.array_module(x)
     stat = stat_dtype(x.dtype)
     if mean.size != N or rstd.size != N:
