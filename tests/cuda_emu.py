@@ -20,6 +20,7 @@ the same sources with nvcc; ``scripts/gpu_check.sh`` runs the real thing).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -362,3 +363,22 @@ class Emulator:
             self.by_source[source] = EmuLauncher(source, (), self.sms, self.per_sm)
         self.by_source[source].launch(source, name, grid, block, args)
         self.launches.append((name, tuple(grid), tuple(block)))
+
+
+@contextlib.contextmanager
+def installed(prebuild: dict, **kwargs):
+    """``with installed({SOURCE: names}) as emu:`` the kernels' wrappers launch on the emulator
+    (it stands in for ``cuda_common.launcher``), and the real launcher is put back after."""
+    emu = Emulator(prebuild, **kwargs)
+    saved = cuda_common.launcher
+    cuda_common.launcher = emu
+    try:
+        yield emu
+    finally:
+        cuda_common.launcher = saved
+
+
+def rel_err(got, ref) -> float:
+    """The largest ``|got - ref|`` relative to the largest ``|ref|`` (0 for empty arrays)."""
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    return float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)) if ref.size else 0.0

@@ -41,19 +41,14 @@ def emulator():
         for C in (10, 300, 2000):
             wpr, _ = cuda_softmax.row_config(C)
             sm_names |= {f"{k}<{t}, {wpr}>" for k in ("softmax_fwd", "softmax_bwd", "ce_fwd", "ce_bwd")}
-    emu = cuda_emu.Emulator({
+    with cuda_emu.installed({
         cuda_layernorm.SOURCE: sorted(names), cuda_softmax.SOURCE: sorted(sm_names),
         cuda_optim.SOURCE: cuda_optim.example_kernels(),
-    })
-    saved = cuda_common.launcher
-    cuda_common.launcher = emu
-    yield emu
-    cuda_common.launcher = saved
+    }) as emu:
+        yield emu
 
 
-def rel_err(got, ref):
-    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
-    return float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)) if ref.size else 0.0
+rel_err = cuda_emu.rel_err
 
 
 TOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5, np.dtype(np.float16): 3e-3}

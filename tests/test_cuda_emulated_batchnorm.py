@@ -9,7 +9,7 @@ import pytest
 import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
 from minitorch_ln.kernels import batchnorm as oracle
-from minitorch_ln.kernels import cuda_batchnorm, cuda_common
+from minitorch_ln.kernels import cuda_batchnorm
 
 pytestmark = pytest.mark.skipif(not cuda_emu.compiler_available(), reason="the CUDA emulator needs g++")
 
@@ -19,16 +19,11 @@ TOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5, np.dtype(np.floa
 
 @pytest.fixture(scope="module")
 def emulator():
-    emu = cuda_emu.Emulator({cuda_batchnorm.SOURCE: cuda_batchnorm.example_kernels()})
-    saved = cuda_common.launcher
-    cuda_common.launcher = emu
-    yield emu
-    cuda_common.launcher = saved
+    with cuda_emu.installed({cuda_batchnorm.SOURCE: cuda_batchnorm.example_kernels()}) as emu:
+        yield emu
 
 
-def rel_err(got, ref):
-    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
-    return float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)) if ref.size else 0.0
+rel_err = cuda_emu.rel_err
 
 
 @pytest.mark.parametrize("dtype, pdtype", [(np.float32, np.float32), (np.float64, np.float64),

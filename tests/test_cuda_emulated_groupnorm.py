@@ -32,16 +32,11 @@ def emulator():
                 if cfg is not None:
                     vec, items, wpr, _ = cfg
                     ln_names.add(f"{kind}<{cuda_common.CTYPE[sdt]}, {cuda_common.CTYPE[sdt]}, {vec}, {items}, {wpr}>")
-    emu = cuda_emu.Emulator({cuda_layernorm.SOURCE: sorted(ln_names), cuda_groupnorm.SOURCE: cuda_groupnorm.example_kernels()})
-    saved = cuda_common.launcher
-    cuda_common.launcher = emu
-    yield emu
-    cuda_common.launcher = saved
+    with cuda_emu.installed({cuda_layernorm.SOURCE: sorted(ln_names), cuda_groupnorm.SOURCE: cuda_groupnorm.example_kernels()}) as emu:
+        yield emu
 
 
-def rel_err(got, ref):
-    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
-    return float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)) if ref.size else 0.0
+rel_err = cuda_emu.rel_err
 
 
 TOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 2e-5, np.dtype(np.float16): 3e-3}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minitorch_ln as mt
-from minitorch_ln.kernels import cuda_common, cuda_lrn
+from minitorch_ln.kernels import cuda_lrn
 from minitorch_ln.kernels import lrn as oracle
 from minitorch_ln.ops.local_response_norm import local_response_norm
 
@@ -18,16 +18,11 @@ TOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-6, np.dtype(np.floa
 
 @pytest.fixture(scope="module")
 def emulator():
-    emu = cuda_emu.Emulator({cuda_lrn.SOURCE: cuda_lrn.example_kernels()})
-    saved = cuda_common.launcher
-    cuda_common.launcher = emu
-    yield emu
-    cuda_common.launcher = saved
+    with cuda_emu.installed({cuda_lrn.SOURCE: cuda_lrn.example_kernels()}) as emu:
+        yield emu
 
 
-def rel_err(got, ref):
-    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
-    return float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)) if ref.size else 0.0
+rel_err = cuda_emu.rel_err
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
