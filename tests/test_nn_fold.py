@@ -3,7 +3,7 @@ gradient), repr, the round trip that counts covering blocks, gradcheck through a
 
 import numpy as np
 import pytest
-from helpers import assert_close, t64, torch
+from helpers import compare_with_torch, t64, torch
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
@@ -25,16 +25,10 @@ IDS = [f"{o.__name__}-{a}-{k}" for o, _t, a, k, _s in LAYERS]
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("ours,theirs,args,kw,x_shape", LAYERS, ids=IDS)
 def test_layer_matches_torch(ours, theirs, args, kw, x_shape, dtype):
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal(x_shape).astype(dtype)
-    x, xt = mt.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-    y, yt = ours(*args, **kw)(x), theirs(*args, **kw)(xt)
-    assert y.dtype == a.dtype
-    assert_close(y, yt, dtype, "output")
-    up = rng.standard_normal(tuple(yt.shape)).astype(dtype)
-    y.backward(mt.tensor(up))
-    yt.backward(torch.tensor(up))
-    assert_close(x.grad, xt.grad, dtype, "input grad")
+    # through the one helper: output values and dtype, requires_grad, the input gradient under a
+    # random upstream gradient
+    a = np.random.default_rng(0).standard_normal(x_shape).astype(dtype)
+    compare_with_torch(lambda x: ours(*args, **kw)(x), lambda x: theirs(*args, **kw)(x), [a])
 
 
 @pytest.mark.parametrize("ours,theirs,args,kw,x_shape", LAYERS, ids=IDS)
