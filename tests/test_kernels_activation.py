@@ -85,4 +85,5 @@ def test_far_tails_are_exact():
     x = np.array([0.0, 40.0, -40.0, 1e30, -1e30], dtype=np.float32)
     y = kernels.gelu_fwd(x)
     assert y[0] == 0.0 and y[1] == 40.0 and y[2] == 0.0 and y[3] == np.float32(1e30) and y[4] == 0.0
-    np.testing.assert_array_equal(kernels.gelu_bwd(np.ones_like(x), x), [0.5, 1.0, 0.0, 1.0, 0.0])
+    dy = np.array([2.0, -3.0, 5.0, 0.25, -7.0], dtype=np.float32)  # non-uniform: dx = dy · GELU'(x)
+    np.testing.assert_array_equal(kernels.gelu_bwd(dy, x), dy * np.array([0.5, 1.0, 0.0, 1.0, 0.0], np.float32))
