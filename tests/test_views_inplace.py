@@ -421,3 +421,54 @@ def test_view_of_noncontiguous_and_shape_errors_are_shape_errors():
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         torch.zeros(2, 3).T.view(6)
     assert x.T.contiguous().view(6).shape == (6,) and not x.T.is_contiguous()
+
+
+# The convolution and normalization families (issue 16): an in-place change of a view of the input
+# before the op gives PyTorch's gradient; one of the base after the op gives either the error naming
+# the versions or, where the op kept nothing the change touched, the gradient of the unchanged values.
+_TF = torch.nn.functional
+_FAMILY = {
+    "conv2d": (lambda F, lib, x: F.conv2d(x, lib.ones(2, 4, 3, 3, dtype=x.dtype))),
+    "max_pool2d": (lambda F, lib, x: F.max_pool2d(x, 2)),
+    "batch_norm": (lambda F, lib, x: F.batch_norm(x, None, None, training=True)),
+    "group_norm": (lambda F, lib, x: F.group_norm(x, 2)),
+    "instance_norm": (lambda F, lib, x: F.instance_norm(x)),
+    "local_response_norm": (lambda F, lib, x: F.local_response_norm(x, 3)),
+    "interpolate": (lambda F, lib, x: F.interpolate(x, scale_factor=2, mode="bilinear")),
+    "unfold": (lambda F, lib, x: F.unfold(x, 2)),
+    "pixel_unshuffle": (lambda F, lib, x: F.pixel_unshuffle(x, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FAMILY))
+def test_new_families_with_views_and_in_place_changes(name):
+    import minitorch_ln.nn.functional as MF
+
+    op = _FAMILY[name]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 6, 6))
+
+    def before(lib, F):  # in-place on a view of the op's input, then the op
+        leaf = (torch.tensor(a, requires_grad=True) if lib is torch else t64(a))
+        base = leaf * 1
+        base[:, :, :3].mul_(3)
+        y = op(F, lib, base)
+        g = np.random.default_rng(1).standard_normal(tuple(y.shape))
+        y.backward(torch.tensor(g) if lib is torch else mt.tensor(g))
+        return leaf.grad.numpy()
+
+    assert_close(before(mt, MF), before(torch, _TF), np.float64, f"{name}: grad after an in-place change of a view")
+
+    leaf = t64(a)
+    base = leaf * 1
+    y = op(MF, mt, base[:, :, 1:5, 1:5])
+    g = np.random.default_rng(2).standard_normal(tuple(y.shape))
+    base.mul_(2)  # after the op: what it saved of the input (if anything) is now stale
+    try:
+        y.backward(mt.tensor(g))
+    except RuntimeError as e:
+        assert "in-place operation" in str(e) and "version" in str(e)
+        return
+    fresh = t64(a)
+    op(MF, mt, (fresh * 1)[:, :, 1:5, 1:5]).backward(mt.tensor(g))
+    assert_close(leaf.grad, fresh.grad.numpy(), np.float64, f"{name}: a gradient after the base changed")
