@@ -17,12 +17,15 @@ COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 __all__ = ["AVAILABLE", "COMPILED_DTYPES", "jit", "check_shapes", "as_contiguous"]
 
 
-def jit(fn):
+def jit(fn=None, *, reassoc: bool = True):
     """Compile ``fn`` without the GIL (the row blocks run on threads), cached on disk.
 
     ``fastmath={"reassoc"}`` allows reordering sums (so that they vectorize), nothing else: no
     "nnan"/"ninf", so NaN and infinity behave as in NumPy, and no "contract" (fused multiply-adds),
     whose unrounded products would make ``dxhat - mean(dxhat)`` of a one-value row non-zero.
+    ``@jit(reassoc=False)`` keeps the written order of every operation too: for loops without a
+    sum, whose products the compiler could otherwise regroup (``(xc · rstd) · k · rstd`` as
+    ``rstd · rstd``, which underflows in float32 once ``rstd`` is below 1e-19).
     ``error_model="numpy"``: a division by zero gives inf/NaN, as in NumPy, not an exception.
 
     Caching needs a writable folder: ``__pycache__`` beside this file, else Numba's user cache
@@ -31,9 +34,11 @@ def jit(fn):
     ``NUMBA_DISABLE_JIT=1`` runs them as plain Python, to step through in a debugger (about a
     hundred times slower than the NumPy kernels).
     """
+    if fn is None:
+        return lambda f: jit(f, reassoc=reassoc)
     if numba is None:  # pragma: no cover
         return None
-    options = dict(nogil=True, fastmath={"reassoc"}, error_model="numpy")
+    options = dict(nogil=True, fastmath={"reassoc"} if reassoc else False, error_model="numpy")
     try:
         return numba.njit(cache=True, **options)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"

@@ -6,13 +6,14 @@ compute the same formulas with whole-array operations; NumPy cannot fuse them, s
 is one more pass that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
 handled by a plain loop that Numba (https://numba.pydata.org) compiles to machine code, the way
 llm.c's ``layernorm_forward`` / ``layernorm_backward`` are written in C: the row is read a few
-times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once.
+times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once: the backward reads
+each row from memory once (pass 1, its sums) and then again from the L1 cache (pass 2, ``dx``).
 
 Per row of length ``D`` (notation as in the docs)::
 
     forward    mean = Σ x / D,  var = Σ (x - mean)² / D,  rstd = 1 / sqrt(var + eps)
                y    = (x - mean) · rstd · γ + β
-    backward   xhat = (x - mean) · rstd,  dxhat = dy · γ
+    backward   xhat = (x - mean - c) · rstd,  dxhat = dy · γ     (c re-centres: see below)
                dx   = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat))
                dγ  += dy · xhat,  dβ += dy          (summed over rows)
 
@@ -26,6 +27,8 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
   additions (``fastmath`` "reassoc", which lets it add 16 floats at a time) but may not assume
   away NaN or infinity, so a NaN still propagates;
 - the backward re-centres ``x - mean`` by its row mean ``c``, since the saved ``mean`` is rounded;
+  the sums it needs come from one pass, with ``Σ dxhat · xhat = rstd · (Σ dxhat · (x - mean) - c · Σ dxhat)``
+  (as BatchNorm's and GroupNorm's loops do);
 - ``dγ``/``dβ`` are summed per block of rows and the blocks are added in order, so the result is
   bitwise the same on any number of threads (the blocks are those of the NumPy kernels).
 
@@ -121,29 +124,36 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
     d = x.dtype.type(D)
     for i in range(start, stop):
         mu, r = mean[i, 0], rstd[i, 0]
-        b = i // rows_per_block         # this row's block of dγ/dβ partial sums
-        # re-centring: c = mean(x - mu) is zero up to the rounding of the saved mean
-        c = x.dtype.type(0)
-        for j in range(D):
-            c += x[i, j] - mu
-        c /= d
-        # the two row means in dx's formula; dγ = Σ_rows dy · xhat and dβ = Σ_rows dy on the way
+        # pass 1, every sum the formulas need, with xc = x - mu:
+        #   Σ xc (re-centring: c = mean(xc) is zero up to the rounding of the saved mean),
+        #   Σ dxhat, and Σ dxhat · xc, so that Σ dxhat · xhat = r · (Σ dxhat · xc - c · Σ dxhat)
+        sum_xc = x.dtype.type(0)
         sum_dxhat = x.dtype.type(0)
-        sum_dxhat_xhat = x.dtype.type(0)
+        sum_dxhat_xc = x.dtype.type(0)
         for j in range(D):
-            xhat = ((x[i, j] - mu) - c) * r
+            xc = x[i, j] - mu
             dxhat = dy[i, j] * weight[j]
+            sum_xc += xc
             sum_dxhat += dxhat
-            sum_dxhat_xhat += dxhat * xhat
-            dweight_blocks[b, j] += dy[i, j] * xhat
-            dbias_blocks[b, j] += dy[i, j]
+            sum_dxhat_xc += dxhat * xc
+        c = sum_xc / d
         mean_dxhat = sum_dxhat / d
-        mean_dxhat_xhat = sum_dxhat_xhat / d
-        for j in range(D):
-            xhat = ((x[i, j] - mu) - c) * r
-            dxhat = dy[i, j] * weight[j]
-            #              term 1 (direct)  term 2 (via mean)  term 3 (via rstd, i.e. the variance)
-            dx[i, j] = r * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
+        mean_dxhat_xhat = r * (sum_dxhat_xc - c * sum_dxhat) / d
+        # pass 2 (the row is in the L1 cache now): dx, and dγ = Σ_rows dy · xhat, dβ = Σ_rows dy
+        _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx,
+                               dweight_blocks, dbias_blocks, i // rows_per_block)
+
+
+@jit(reassoc=False)  # no sums here: kept in the written order, so rstd is never squared on its own
+def _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx,
+                           dweight_blocks, dbias_blocks, b):
+    for j in range(x.shape[1]):
+        xhat = ((x[i, j] - mu) - c) * r
+        g = dy[i, j]
+        #              term 1 (direct)     term 2 (via mean)  term 3 (via rstd, i.e. the variance)
+        dx[i, j] = r * (g * weight[j] - mean_dxhat - xhat * mean_dxhat_xhat)
+        dweight_blocks[b, j] += g * xhat     # this row's block of dγ/dβ partial sums
+        dbias_blocks[b, j] += g
 
 
 # RMSNorm (no centring): rstd = 1 / sqrt(mean(x²) + eps), xhat = x · rstd, y = xhat · γ,
@@ -195,12 +205,18 @@ def _compiled(x) -> bool:
     return AVAILABLE and x.dtype in COMPILED_DTYPES and x.ndim == 2 and x.shape[1] > 0
 
 
+@jit
+def _sum_blocks(blocks, total):
+    for b in range(blocks.shape[0]):
+        for j in range(blocks.shape[1]):
+            total[j] += blocks[b, j]
+
+
 def _sum_block_rows(blocks, dtype):
     """``(D,)``: the rows of the ``(blocks, D)`` partial sums added in block order, one after another
     (so the same on any number of threads; zeros for no rows)."""
     total = np.zeros(blocks.shape[1], blocks.dtype)
-    for b in blocks:
-        total += b
+    _sum_blocks(blocks, total)
     return total.astype(dtype, copy=False)
 
 
