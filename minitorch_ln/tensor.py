@@ -15,6 +15,7 @@ import numpy as np
 
 from . import backend
 from .autograd import function as _function_module
+from .autograd import saved as _saved_module
 from .autograd.function import AccumulateGrad, _sync_view
 
 
@@ -293,6 +294,7 @@ class Tensor:
 
 
 _function_module.Tensor = Tensor  # lets Function.apply and the engine build Tensors without importing us
+_saved_module.Tensor = Tensor  # and the saving of tensors for backward (autograd/saved.py)
 
 
 def _to_array(data, dtype=None, device=None):

@@ -313,3 +313,32 @@ def test_gradcheck_rejects_meaningless_tolerances(kw):
     x = t64([1.0, 2.0])
     with pytest.raises(ValueError, match="must be a finite number"):
         gradcheck(lambda t: t * 2, (x,), **kw)
+
+
+def test_backward_pauses_the_garbage_collector_and_restores_it():
+    # the pass runs with Python's cyclic collector paused (autograd/engine.py: a full collection
+    # in the middle of a long graph cost more than the pass) and restores the state it found
+    import gc  # noqa: PLC0415
+
+    seen = []
+    x = t64([1.0, 2.0])
+    x.register_hook(lambda g: seen.append(gc.isenabled()))
+    y = (x * 3).sum()
+    assert gc.isenabled()
+    y.backward(retain_graph=True)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        y.backward(retain_graph=True)  # a collector the caller disabled stays disabled
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
+
+    def failing(g):
+        raise ValueError("hook failed")
+
+    x.register_hook(failing)
+    with pytest.raises(ValueError, match="hook failed"):
+        y.backward()
+    assert gc.isenabled()  # restored after an error too
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])  # two passes of d(3x)/dx = 3 each

@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import backend
 from .grad_mode import _state as _grad_state
+from .saved import only_constants, rebuild_output, resolve_saved
 
 _anomaly = {"enabled": False, "record": None}  # "record": set by anomaly.py (which imports this module)
 
@@ -53,12 +54,16 @@ class Node:
     """A recorded operation in the graph (also the ``ctx`` of its ``Function``).
 
     ``next_edges[i]`` is ``(node, output_index)`` for the input ``i`` that needs a gradient, or
-    ``None``. Leaves are reached through their :class:`AccumulateGrad` node.
+    ``None``. Leaves are reached through their :class:`AccumulateGrad` node. The node stores them
+    flat, ``_edges = (node_0, output_index_0, node_1, output_index_1, ...)`` (``None, 0`` for an
+    input without a gradient): one tuple per node instead of one plus one per input, and a graph
+    keeps every node alive until it is freed, so Python's cyclic garbage collector walks fewer
+    objects (it ran full collections of the whole heap during a long chain of small ops).
     """
 
     # Attributes the engine uses; a Function may set any other attribute on its ctx. Their defaults
     # are class attributes, so that making a node (once per op) sets only what differs.
-    next_edges = ()
+    _edges = ()
     needs_input_grad = ()
     outputs_meta = ()  # (shape, dtype, device) per output, to fill missing grads with zeros
     _saved_entries = None  # list of (Tensor, version) or None: read it as ``_saved``
@@ -70,6 +75,12 @@ class Node:
 
     def __init__(self, fn_cls=None):
         self.fn = fn_cls
+
+    @property
+    def next_edges(self) -> tuple:
+        """``((node, output_index) or None, ...)``, one per input of the op (read from ``_edges``)."""
+        e = self._edges
+        return tuple([None if e[i] is None else (e[i], e[i + 1]) for i in range(0, len(e), 2)])
 
     # -- naming ---------------------------------------------------------------------------------
     def name(self) -> str:
@@ -128,7 +139,7 @@ class Node:
                 )
             nr = t._saved_output_nr
             if nr is not None:  # one of this node's outputs: rebuilt with this node as its grad_fn
-                t = _rebuild_output(t, self, nr)
+                t = rebuild_output(t, self, nr)
             out.append(t)
         return tuple(out)
 
@@ -169,6 +180,9 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "AccumulateGrad"
+
+
+_NO_EDGE = (None, 0)  # the flat edge of an input that needs no gradient
 
 
 def _edge(tensor):
@@ -248,14 +262,17 @@ class Function:
                     needs.append(True)
                     if grad_mode:  # (edges are used only when recording)
                         fn = a._grad_fn
-                        edges.append((fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0))
+                        if fn is not None:
+                            edges += (fn, a._output_nr)
+                        else:
+                            edges += (a._get_accumulator(), 0)
                 else:
                     needs.append(False)
-                    edges.append(None)
+                    edges += _NO_EDGE
             else:
                 raw.append(a)
                 needs.append(False)
-                edges.append(None)
+                edges += _NO_EDGE
         if check_devices:
             _check_same_device(cls, args)
         ctx = Node(cls)
@@ -284,7 +301,7 @@ class Function:
                 results = (Tensor._from_op(out, record),)
 
         if record:
-            ctx.next_edges = tuple(edges)
+            ctx._edges = tuple(edges)
             if multiple:
                 ctx.outputs_meta = tuple([(o.shape, o.dtype, _device(o)) for o in out])
                 for i, r in enumerate(results):
@@ -298,10 +315,10 @@ class Function:
         to_save = ctx._to_save
         if to_save is not None:
             if record:
-                if _only_constants(to_save, args, raw):
+                if only_constants(to_save, args, raw):
                     ctx._saved_constants = to_save  # wrapped when read (Node._saved)
                 else:
-                    ctx._saved = [_resolve_saved(item, args, raw, results) for item in to_save]
+                    ctx._saved = [resolve_saved(item, args, raw, results) for item in to_save]
             ctx._to_save = None
         return results[0] if not multiple else results
 
@@ -348,76 +365,3 @@ def _check_same_device(cls, args):
                 f"{cls.__name__}: expected all tensors on the same device, but found tensors on "
                 f"{devices[0]} and {d}; move them with .to(device) first"
             )
-
-
-def _only_constants(items, args, raw) -> bool:
-    """Whether the saved ``items`` are all None or NumPy scalars that are no input Tensor's array."""
-    for item in items:
-        if item is None:
-            continue
-        if not isinstance(item, np.generic):
-            return False
-        for a, r in zip(args, raw):
-            if r is item and isinstance(a, Tensor):
-                return False
-    return True
-
-
-def _resolve_saved(item, args, raw, results):
-    """Map a saved array to the input/output Tensor that holds it (keeping its history).
-
-    An output is kept as a detached wrapper (its array and version counter) marked with its output
-    index, so that the node does not hold its own output; ``saved_tensors`` rebuilds it.
-    """
-    if item is None:
-        return (None, 0)
-    if isinstance(item, Tensor):
-        for i, r in enumerate(results):
-            if item is r:
-                return (_stored_output(r, i), r._version[0])
-        return (item, item._version[0])
-    for a, r in zip(args, raw):
-        if r is item and isinstance(a, Tensor):
-            return (a, a._version[0])
-    if isinstance(item, np.generic):  # a NumPy scalar (``x * 2``'s 2): a constant that views no memory
-        return (Tensor._from_op(item), 0)
-    for i, r in enumerate(results):
-        if r.array is item:
-            return (_stored_output(r, i), r._version[0])
-    t = Tensor._from_op(item, requires_grad=False)
-    # an array that views an input's or output's memory changes with it: share that counter
-    owner = _memory_owner(item)
-    if owner is not item:
-        for a, r in zip(args, raw):
-            if isinstance(a, Tensor) and _memory_owner(r) is owner:
-                t._version = a._version
-                return (t, t._version[0])
-        for r in results:
-            if _memory_owner(r.array) is owner:
-                t._version = r._version
-                return (t, t._version[0])
-    return (t, 0)
-
-
-def _memory_owner(array):
-    """The object that owns ``array``'s memory (NumPy and CuPy views keep it as ``.base``)."""
-    base = getattr(array, "base", None)
-    while base is not None:
-        array, base = base, getattr(base, "base", None)
-    return array
-
-
-def _stored_output(result, output_nr):
-    kept = Tensor._from_op(result.array, requires_grad=False)
-    kept._version = result._version
-    kept._saved_output_nr = output_nr
-    kept.name = result.name
-    return kept
-
-
-def _rebuild_output(kept, node, output_nr):
-    t = Tensor._from_op(kept.array, requires_grad=True)
-    t._version = kept._version
-    t._grad_fn = node
-    t._output_nr = output_nr
-    return t
