@@ -278,12 +278,33 @@ def _stdlib_sources(root: str):
                 yield os.path.join(dirpath, name)
 
 
+_DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)  # what can hold statements (``body``, ``orelse``, ...)
+
+
+def _definitions(node):
+    """The class and function definitions in ``node``'s statements, at any depth.
+
+    Definitions are statements, so only statements (and the ``except``/``case`` clauses holding
+    them) are walked, never expressions: ``ast.walk`` over every node took half of the corpus's
+    build time.
+    """
+    for value in ast.iter_fields(node):
+        block = value[1]
+        if not isinstance(block, list):
+            continue
+        for child in block:
+            if isinstance(child, _BLOCKS):
+                if isinstance(child, _DEFINITIONS):
+                    yield child
+                yield from _definitions(child)
+
+
 def _docstrings(source: str):
     """Docstrings of the module and every class and function in ``source``, in source order."""
     tree = ast.parse(source)
-    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                                                            ast.AsyncFunctionDef))]
-    nodes.sort(key=lambda n: getattr(n, "lineno", 0))  # ast.walk is breadth-first; source order reads better
+    nodes = [tree, *_definitions(tree)]
+    nodes.sort(key=lambda n: getattr(n, "lineno", 0))  # the module first, then by line
     for node in nodes:
         doc = ast.get_docstring(node, clean=True)  # clean=True removes the common indentation
         if doc:
