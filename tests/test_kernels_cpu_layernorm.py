@@ -117,6 +117,32 @@ def test_float16_goes_to_the_numpy_kernels_bitwise(rng):
     assert compiled[0].dtype == np.float16 and compiled[1].dtype == np.float32
 
 
+def test_backward_paths_mixed_in_one_block_match_float64(rng):
+    # The compiled backward takes a different path per row (cpu_layernorm's docstring): dx in the
+    # expanded form for ordinary rows and with xhat formed first where rstd² underflows (scale
+    # 1e30); dγ's re-centring term only where the rounded mean matters (1e4 + 1e-3 · noise).
+    # Mixed in one block of dγ/dβ partial sums, every row's dx and the summed dγ, dβ must still
+    # be those of the float64 computation on the same float32 values.
+    D = 48
+    rows = [rng.standard_normal(D), 1e4 + 1e-3 * rng.standard_normal(D), 1e30 * rng.standard_normal(D),
+            3.0 + 0.5 * rng.standard_normal(D), 1e-20 * rng.standard_normal(D)]
+    x = np.stack(rows * 4).astype(np.float32)                                    # (20, D), one block
+    w, b = rng.standard_normal(D).astype(np.float32), rng.standard_normal(D).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    y, mean, rstd = cpu.layer_norm_fwd(x, w, b, 1e-5)
+    dx, dw, db = cpu.layer_norm_bwd(dy, x, w, mean, rstd)
+    x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
+    _, m64, r64 = numpy_kernels.layer_norm_fwd(x64, w64, None, 1e-5)
+    rdx, rdw, rdb = numpy_kernels.layer_norm_bwd(dy64, x64, w64, m64, r64)
+    for i in range(len(x)):  # each row against its own scale (dx ~ rstd · |dy · γ|)
+        row_scale = np.abs(rdx[i]).max()
+        np.testing.assert_allclose(dx[i], rdx[i], rtol=0, atol=1e-4 * row_scale, err_msg=f"row {i}")
+    # the 1e4 + 1e-3·noise rows' mean is off by up to half their spread: without the re-centring
+    # term their dγ contributions would be wrong by O(1) (about 10^4 times this tolerance)
+    np.testing.assert_allclose(dw, rdw, rtol=0, atol=1e-4 * np.abs(rdw).max())
+    np.testing.assert_allclose(db, rdb, rtol=1e-6, atol=1e-5)
+
+
 def test_one_value_rows_give_exactly_bias_and_zero_dx(rng):
     # D = 1: xhat = 0 and dxhat - mean(dxhat) = 0 exactly (no fused multiply-add is allowed to
     # leave an unrounded product behind: see _jit's docstring).

@@ -7,7 +7,8 @@ is one more pass that writes a full ``(n, D)`` temporary (5 such passes forward,
 handled by a plain loop that Numba (https://numba.pydata.org) compiles to machine code, the way
 llm.c's ``layernorm_forward`` / ``layernorm_backward`` are written in C: the row is read a few
 times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once: the backward reads
-each row from memory once (pass 1, its sums) and then again from the L1 cache (pass 2, ``dx``).
+each row from memory once (pass 1: its sums, ``dγ``, ``dβ``) and then again from the L1 cache
+(pass 2: ``dx``).
 
 Per row of length ``D`` (notation as in the docs)::
 
@@ -28,7 +29,12 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
   away NaN or infinity, so a NaN still propagates;
 - the backward re-centres ``x - mean`` by its row mean ``c``, since the saved ``mean`` is rounded;
   the sums it needs come from one pass, with ``Σ dxhat · xhat = rstd · (Σ dxhat · (x - mean) - c · Σ dxhat)``
-  (as BatchNorm's and GroupNorm's loops do);
+  (as BatchNorm's and GroupNorm's loops do), and ``dγ`` gets its ``- c · rstd · dy`` term only where
+  ``c · rstd`` is beyond ``xhat``'s own rounding (a mean rounded by more than that: rows like
+  ``1e4 + noise`` in float32);
+- ``dx`` is written in the expanded form ``rstd · dxhat + B · (x - mean) + C`` (per-row constants
+  ``B``, ``C``; fewer operations per value), except where ``B = -rstd² · mean(dxhat · xhat)`` would
+  lose digits to underflow (float32 rows beyond about 1e19): there ``xhat`` is formed first;
 - ``dγ``/``dβ`` are summed per block of rows and the blocks are added in order, so the result is
   bitwise the same on any number of threads (the blocks are those of the NumPy kernels).
 
@@ -122,38 +128,67 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
                          start, stop):
     D = x.shape[1]
     d = x.dtype.type(D)
+    eps = np.finfo(x.dtype).eps
+    tiny = np.finfo(x.dtype).tiny
     for i in range(start, stop):
         mu, r = mean[i, 0], rstd[i, 0]
-        # pass 1, every sum the formulas need, with xc = x - mu:
+        b = i // rows_per_block         # this row's block of dγ/dβ partial sums
+        # pass 1 (the row comes from memory), with xc = x - mu:
         #   Σ xc (re-centring: c = mean(xc) is zero up to the rounding of the saved mean),
-        #   Σ dxhat, and Σ dxhat · xc, so that Σ dxhat · xhat = r · (Σ dxhat · xc - c · Σ dxhat)
+        #   Σ dxhat, and Σ dxhat · xc, so that Σ dxhat · xhat = r · (Σ dxhat · xc - c · Σ dxhat);
+        #   dγ += dy · xc · r (the re-centred xhat is xc · r - c · r: corrected below), dβ += dy
         sum_xc = x.dtype.type(0)
         sum_dxhat = x.dtype.type(0)
         sum_dxhat_xc = x.dtype.type(0)
         for j in range(D):
             xc = x[i, j] - mu
-            dxhat = dy[i, j] * weight[j]
+            g = dy[i, j]
+            dxhat = g * weight[j]
             sum_xc += xc
             sum_dxhat += dxhat
             sum_dxhat_xc += dxhat * xc
+            dweight_blocks[b, j] += g * (xc * r)
+            dbias_blocks[b, j] += g
         c = sum_xc / d
         mean_dxhat = sum_dxhat / d
         mean_dxhat_xhat = r * (sum_dxhat_xc - c * sum_dxhat) / d
-        # pass 2 (the row is in the L1 cache now): dx, and dγ = Σ_rows dy · xhat, dβ = Σ_rows dy
-        _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx,
-                               dweight_blocks, dbias_blocks, i // rows_per_block)
+        cr = c * r
+        if abs(cr) > eps:               # a mean rounded by more than xhat's own rounding (rows 1e4 + noise)
+            _add_scaled_row(dy, i, -cr, dweight_blocks, b)      # dγ += dy · (-c · r)
+        # pass 2 (the row is in the L1 cache now): dx, the three terms of the compact form
+        #   dx = r · dxhat - r · mean(dxhat) - r · xhat · mean(dxhat · xhat)
+        #      = r · dxhat + B · xc + C,   B = -r² · mean(dxhat · xhat),  C = r · (c · r · mean(dxhat · xhat) - mean(dxhat))
+        rm = r * mean_dxhat_xhat
+        B = -(rm * r)
+        if abs(B) >= tiny / eps or rm == 0:   # B keeps every digit: the expanded form (fewer operations)
+            _layer_norm_bwd_row_dx_expanded(dy, x, weight, i, mu, r, B, r * (rm * c - mean_dxhat), dx)
+        else:                           # r² underflows (rows beyond 1e19 in float32): xhat first
+            _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx)
 
 
-@jit(reassoc=False)  # no sums here: kept in the written order, so rstd is never squared on its own
-def _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx,
-                           dweight_blocks, dbias_blocks, b):
+# The helpers below have no sums: compiled in the written order (reassoc=False), so that the
+# compiler never regroups a product into rstd · rstd on its own.
+
+
+@jit(reassoc=False)
+def _layer_norm_bwd_row_dx_expanded(dy, x, weight, i, mu, r, B, C, dx):
+    for j in range(x.shape[1]):
+        #          term 1 (direct)        terms 3 and 2 (via rstd and via mean)
+        dx[i, j] = (dy[i, j] * weight[j]) * r + (B * (x[i, j] - mu) + C)
+
+
+@jit(reassoc=False)
+def _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx):
     for j in range(x.shape[1]):
         xhat = ((x[i, j] - mu) - c) * r
-        g = dy[i, j]
-        #              term 1 (direct)     term 2 (via mean)  term 3 (via rstd, i.e. the variance)
-        dx[i, j] = r * (g * weight[j] - mean_dxhat - xhat * mean_dxhat_xhat)
-        dweight_blocks[b, j] += g * xhat     # this row's block of dγ/dβ partial sums
-        dbias_blocks[b, j] += g
+        #              term 1 (direct)          term 2 (via mean)  term 3 (via rstd, i.e. the variance)
+        dx[i, j] = r * (dy[i, j] * weight[j] - mean_dxhat - xhat * mean_dxhat_xhat)
+
+
+@jit(reassoc=False)
+def _add_scaled_row(a, i, k, out, b):
+    for j in range(a.shape[1]):
+        out[b, j] += a[i, j] * k
 
 
 # RMSNorm (no centring): rstd = 1 / sqrt(mean(x²) + eps), xhat = x · rstd, y = xhat · γ,
