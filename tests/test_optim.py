@@ -361,3 +361,72 @@ def test_scheduler_bad_input():
         lr_scheduler.LinearWarmupCosineLR(o, 10, 10)
     with pytest.raises(ValueError, match="Expected 1 lr_lambdas, but got 2"):
         lr_scheduler.LambdaLR(o, [lambda t: 1, lambda t: 1])
+
+
+ADAM_VARIANTS = [
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True, maximize=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+    ("AdamW", dict(lr=3e-3, weight_decay=0.0, amsgrad=True, eps=1e-6)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, kw", ADAM_VARIANTS)
+def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype):
+    # kernels/cpu_adam.py runs Adam._update's operations in its order and dtype: every parameter
+    # and moment must come out bitwise the same as with the NumPy kernels, over several steps, on
+    # values that test the rounding (tiny, huge, zeros of both signs, an infinite weight with
+    # weight_decay=0, where 0 · inf must not be formed).
+    from minitorch_ln import kernels  # noqa: PLC0415
+    from minitorch_ln.kernels import cpu_adam  # noqa: PLC0415
+
+    if not cpu_adam.AVAILABLE:
+        pytest.skip("Numba is not installed")
+    rng = np.random.default_rng(7)
+    w0 = (rng.standard_normal((33, 17)) * np.logspace(-20, 20, 17)).astype(dtype)
+    w0[0, :3] = [0.0, -0.0, 1e-45 if dtype == np.float32 else 5e-324]
+    if kw.get("weight_decay", 0) == 0 and name == "AdamW":
+        w0[1, 0] = np.inf
+    grads = [(rng.standard_normal(w0.shape) * np.logspace(-15, 15, 17)).astype(dtype) for _ in range(4)]
+    for g in grads:
+        g[0, 0] = -0.0
+    results = {}
+    before = kernels.get_cpu_kernels()
+    try:
+        for choice in ("numba", "numpy"):
+            kernels.set_cpu_kernels(choice)
+            p = mt.tensor(w0.copy(), requires_grad=True)
+            opt = getattr(optim, name)([p], **kw)
+            for g in grads:
+                p.grad = mt.tensor(g)
+                assert kernels.adam_update_compiled(p.array, g, p.array, p.array, None) == (choice == "numba")
+                opt.step()
+            state = opt.state[p]
+            results[choice] = [p.detach().numpy()] + [state[k].numpy() for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+                                             if k in state]
+    finally:
+        kernels.set_cpu_kernels(before)
+    for a, b in zip(results["numba"], results["numpy"]):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))   # bitwise, signs of zero and NaNs too
+
+
+def test_compiled_adam_update_leaves_other_layouts_to_numpy():
+    from minitorch_ln import kernels  # noqa: PLC0415
+
+    a = np.zeros((4, 6), np.float32)
+    assert not kernels.adam_update_compiled(a.T, a.T, a.T, a.T, None) or kernels.get_cpu_kernels() == "numpy"
+    assert not kernels.adam_update_compiled(a.astype(np.float16), *(a.astype(np.float16),) * 3, None)
+    assert not kernels.adam_update_compiled(a, a.astype(np.float64), a, a, None)   # mixed dtypes
+    # and such a parameter still trains like PyTorch (the NumPy form): a transposed float32 view
+    w = np.arange(24, dtype=np.float32).reshape(6, 4) / 10
+    p = mt.from_numpy(w.copy().T).requires_grad_()                 # non-contiguous (4, 6)
+    assert not p.array.flags.c_contiguous
+    pt = torch.tensor(w.copy().T, requires_grad=True)
+    opt, opt_t = optim.AdamW([p], lr=0.1), torch.optim.AdamW([pt], lr=0.1)
+    g = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    for _ in range(3):
+        p.grad, pt.grad = mt.tensor(g), torch.tensor(g)
+        opt.step()
+        opt_t.step()
+    np.testing.assert_allclose(p.detach().numpy(), pt.detach().numpy(), rtol=1e-6, atol=1e-7)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import kernels
 from ..backend import get_array_module
 from .optimizer import Optimizer
 
@@ -67,6 +68,12 @@ class Adam(Optimizer):
         state["step"] += 1
         t = state["step"]
         param, m, v = p.array, state["exp_avg"].array, state["exp_avg_sq"].array
+        v_max = state["max_exp_avg_sq"].array if group["amsgrad"] else None
+        if kernels.adam_update_compiled(param, grad, m, v, v_max):  # the loop below, compiled (kernels/cpu_adam.py)
+            kernels.adam_update(param, grad, m, v, v_max, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                                weight_decay=weight_decay, decoupled=group["decoupled_weight_decay"],
+                                maximize=group["maximize"], step=t)
+            return
         if group["maximize"]:
             grad = -grad
         if weight_decay != 0:
@@ -82,8 +89,7 @@ class Adam(Optimizer):
         bias_correction1 = 1 - beta1**t
         bias_correction2_sqrt = (1 - beta2**t) ** 0.5
         step_size = lr / bias_correction1
-        if group["amsgrad"]:
-            v_max = state["max_exp_avg_sq"].array
+        if v_max is not None:
             xp.maximum(v_max, v, out=v_max)
             v = v_max
         denom = xp.sqrt(v)  # (*p.shape), the one temporary besides `update`
