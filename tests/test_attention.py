@@ -13,6 +13,9 @@ from minitorch_ln.nn.attention import MultiheadAttention
 from minitorch_ln.ops.attention import causal_mask
 from parity import module_parity
 
+# every test runs on both CPU kernel choices: the softmax rows compiled (kernels/cpu_softmax.py) and in NumPy
+pytestmark = pytest.mark.usefixtures("cpu_kernels")
+
 TF = torch.nn.functional
 DTYPES = [np.float64, np.float32]
 

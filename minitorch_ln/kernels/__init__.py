@@ -97,6 +97,7 @@ _MODULES = {
     "local_response_norm_fwd": ("lrn", "cpu_lrn", "cuda_lrn"),
     "local_response_norm_bwd": ("lrn", "cpu_lrn", "cuda_lrn"),
     "gelu_fwd": ("activation", "cpu_activation", None), "gelu_bwd": ("activation", "cpu_activation", None),
+    "softmax_rows_": ("softmax", "cpu_softmax", None), "softmax_bwd_rows_": ("softmax", "cpu_softmax", None),
 }
 _cpu_kernels: str | None = None  # chosen on first use (importing Numba takes a few tenths of a second)
 _chosen: dict = {}  # (kernel name, "cpu" or "cuda") -> the module that implements it, filled on first use

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from .. import kernels
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import device_of, generator, get_array_module
@@ -93,14 +94,10 @@ def _dropout_keep(shape, p: float, like):
 
 
 def _softmax_rows_(s):
-    """Softmax over the last axis of ``s``, in place; rows that are all -inf become 0 (not NaN)."""
-    xp = get_array_module(s)
-    m = s.max(axis=-1, keepdims=True)  # (..., L, 1)
-    s -= xp.where(xp.isfinite(m), m, s.dtype.type(0))  # a fully masked row stays -inf ...
-    xp.exp(s, out=s)  # ... and its exp is 0
-    denom = s.sum(axis=-1, keepdims=True)  # (..., L, 1)
-    s /= xp.where(denom == 0, s.dtype.type(1), denom)
-    return s
+    """Softmax over the last axis of ``s``, in place; rows that are all -inf become 0 (not NaN).
+
+    ``kernels/softmax.py`` (the whole-array form) or its compiled twin ``kernels/cpu_softmax.py``."""
+    return kernels.pick("softmax_rows_", s)(s)
 
 
 class ScaledDotProductAttention(Function):
@@ -194,9 +191,7 @@ def _attention_backward_arrays(q, k, v, p, keep, scale, dout, dweights, mask_sha
         dp *= keep
     if dweights is not None:
         dp += dweights
-    dp -= xp.einsum("...ij,...ij->...i", dp, p)[..., None]  # dP - rowsum(dP ⊙ P), no (..., L, S) temporary
-    dp *= p  # dS = P ⊙ (dP - rowsum(dP ⊙ P)), (..., L, S)
-    ds = dp
+    ds = kernels.pick("softmax_bwd_rows_", dp)(dp, p)  # dS = P ⊙ (dP - rowsum(dP ⊙ P)), in place, (..., L, S)
     dq = sum_to_array(xp.matmul(ds, k), q.shape)  # (..., L, E)
     dq *= q.dtype.type(scale)
     dk = sum_to_array(xp.matmul(xp.swapaxes(ds, -1, -2), q), k.shape)  # (..., S, E)

@@ -1,0 +1,34 @@
+"""Softmax over the last axis, in place, and its backward, as whole-array operations (NumPy or CuPy).
+
+The readable form, and the oracle of the compiled loops in ``kernels/cpu_softmax.py``, which
+compute the same formulas one row at a time. Used by the fused attention of ``ops/attention.py``
+on its scores ``s`` ``(..., L, S)``::
+
+    softmax      p = exp(s - max(s)) / Σ exp(s - max(s))       (per row; a row of -inf gives zeros)
+    backward     ds = p ⊙ (dp - Σ (dp ⊙ p))                     (per row)
+"""
+
+from __future__ import annotations
+
+from ..backend import get_array_module
+
+__all__ = ["softmax_rows_", "softmax_bwd_rows_"]
+
+
+def softmax_rows_(s):
+    """Softmax over the last axis of ``s``, in place; rows that are all -inf become 0 (not NaN)."""
+    xp = get_array_module(s)
+    m = s.max(axis=-1, keepdims=True)  # (..., L, 1)
+    s -= xp.where(xp.isfinite(m), m, s.dtype.type(0))  # a fully masked row stays -inf ...
+    xp.exp(s, out=s)  # ... and its exp is 0
+    denom = s.sum(axis=-1, keepdims=True)  # (..., L, 1)
+    s /= xp.where(denom == 0, s.dtype.type(1), denom)
+    return s
+
+
+def softmax_bwd_rows_(dp, p):
+    """``dp ← p ⊙ (dp - Σ_last (dp ⊙ p))`` in place (the softmax's backward; ``p`` its output)."""
+    xp = get_array_module(dp)
+    dp -= xp.einsum("...ij,...ij->...i", dp, p)[..., None]  # dP - rowsum(dP ⊙ P), no (..., L, S) temporary
+    dp *= p
+    return dp
