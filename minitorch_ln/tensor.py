@@ -43,7 +43,7 @@ class Tensor:
 
     # Defaults read until an instance sets its own: ``_from_op`` (run for every op result) then
     # sets only what differs per tensor.
-    grad = None
+    _grad = None  # read and set through the ``grad`` property, which checks what is assigned
     _grad_fn = None
     _output_nr = 0
     _accumulator_ref = None  # a weak reference to the leaf's AccumulateGrad node
@@ -104,6 +104,28 @@ class Tensor:
     @property
     def device(self) -> backend.Device:
         return backend.device_of(self.array)
+
+    @property
+    def grad(self):
+        """The gradient a backward pass accumulated into this leaf (same shape, dtype and device), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        # As PyTorch: a gradient must match the tensor, or an optimizer step would compute in the
+        # gradient's dtype (a float16 gradient of a float32 parameter silently lost the second moment).
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, expected the tensor's "
+                                   f"{tuple(self.shape)}")
+            if value.dtype != self.dtype:
+                raise TypeError(f"assigned grad has dtype {value.dtype}, expected the tensor's {self.dtype} "
+                                f"(convert it first: grad.to({self.dtype}))")
+            if value.device != self.device:
+                raise RuntimeError(f"assigned grad is on {value.device}, expected the tensor's device {self.device}")
+        self._grad = value
 
     @property
     def grad_fn(self):

@@ -342,3 +342,21 @@ def test_backward_pauses_the_garbage_collector_and_restores_it():
         y.backward()
     assert gc.isenabled()  # restored after an error too
     np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])  # two passes of d(3x)/dx = 3 each
+
+
+def test_assigning_a_grad_that_does_not_match_is_refused():
+    # As PyTorch: .grad must match the tensor. A float16 gradient of a float32 parameter once made
+    # Adam compute its second moment in float16 (it underflowed to 0: a step of -100 instead of -1e-3).
+    p = mt.tensor(np.zeros(3, np.float32), requires_grad=True)
+    with pytest.raises(TypeError, match=r"assigned grad has dtype float16, expected the tensor's float32"):
+        p.grad = mt.tensor(np.full(3, 1e-3, np.float16))
+    with pytest.raises(RuntimeError, match=r"assigned grad has shape \(2,\), expected the tensor's \(3,\)"):
+        p.grad = mt.tensor(np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None, got ndarray"):
+        p.grad = np.zeros(3, np.float32)
+    assert p.grad is None  # nothing was assigned
+    g = mt.tensor(np.full(3, 0.5, np.float32))
+    p.grad = g
+    assert p.grad is g
+    p.grad = None
+    assert p.grad is None
