@@ -143,6 +143,35 @@ def test_backward_paths_mixed_in_one_block_match_float64(rng):
     np.testing.assert_allclose(db, rdb, rtol=1e-6, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype, case", [
+    (np.float32, "tiny rows, tiny eps"), (np.float32, "huge dy, eps 1e-12"), (np.float32, "huge constant dy"),
+    (np.float64, "tiny rows, tiny eps")])
+def test_backward_terms_that_would_overflow_take_the_xhat_first_form(dtype, case, rng):
+    # Found by the break-it trial: B = -rstd² · mean(dxhat · xhat) overflowed to inf (and r · dxhat can),
+    # so the expanded form gave ±inf or NaN where the NumPy kernel and the math are finite. The
+    # compiled kernel must give the NumPy kernel's finite values (which match float64 to ~1e-7).
+    D = 64
+    if case == "tiny rows, tiny eps":
+        scale = 1e-20 if dtype == np.float32 else 1e-160
+        x, dy, eps = rng.standard_normal((3, D)) * scale, rng.standard_normal((3, D)), scale * scale * 1e-2
+    elif case == "huge dy, eps 1e-12":            # rows of std 6e-7 (rstd 1.6e6), dy 1e28 along xhat
+        x = rng.standard_normal((3, D)) * 6e-7
+        dy, eps = x / 6e-7 * 1e28, 1e-12
+    else:                                          # dy constant along the row: dx is 0, r · dy overflows
+        x, dy, eps = rng.standard_normal((3, D)) * 1e-6, np.full((3, D), 1e34), 1e-12
+    x, dy = x.astype(dtype), dy.astype(dtype)
+    w = np.ones(D, dtype)
+    _, mean, rstd = cpu.layer_norm_fwd(x, w, None, eps)
+    ours = cpu.layer_norm_bwd(dy, x, w, mean, rstd)[0]
+    ref = numpy_kernels.layer_norm_bwd(dy, x, w, mean, rstd)[0]
+    assert np.all(np.isfinite(ref)) and np.all(np.isfinite(ours))
+    # to rounding, relative to the scale of dx's terms, rstd · |dy · γ| (held in float64: it may be
+    # beyond float32; the constant-dy rows' exact dx is 0, both kernels give rounding noise of that scale)
+    terms = float(rstd.astype(np.float64).max()) * float(np.abs(dy.astype(np.float64) * w).max())
+    np.testing.assert_allclose(ours.astype(np.float64), ref.astype(np.float64), rtol=0,
+                               atol=64 * D * float(np.finfo(dtype).eps) * terms)
+
+
 def test_one_value_rows_give_exactly_bias_and_zero_dx(rng):
     # D = 1: xhat = 0 and dxhat - mean(dxhat) = 0 exactly (no fused multiply-add is allowed to
     # leave an unrounded product behind: see _jit's docstring).

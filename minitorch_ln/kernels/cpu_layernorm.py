@@ -34,7 +34,9 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
   ``1e4 + noise`` in float32);
 - ``dx`` is written in the expanded form ``rstd · dxhat + B · (x - mean) + C`` (per-row constants
   ``B``, ``C``; fewer operations per value), except where ``B = -rstd² · mean(dxhat · xhat)`` would
-  lose digits to underflow (float32 rows beyond about 1e19): there ``xhat`` is formed first;
+  lose digits to underflow (float32 rows beyond about 1e19) or where a term could overflow (rows
+  below about 1e-19, a tiny ``eps``, huge ``dy``; bounded by ``rstd · Σ |dxhat|``): there ``xhat``
+  is formed first, and a cancellation inside the parentheses keeps ``dx`` finite;
 - ``dγ``/``dβ`` are summed per block of rows and the blocks are added in order, so the result is
   bitwise the same on any number of threads (the blocks are those of the NumPy kernels).
 
@@ -130,6 +132,7 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
     d = x.dtype.type(D)
     eps = np.finfo(x.dtype).eps
     tiny = np.finfo(x.dtype).tiny
+    big = np.finfo(x.dtype).max / 8   # the expanded dx's terms stay below this, so their sum is finite
     for i in range(start, stop):
         mu, r = mean[i, 0], rstd[i, 0]
         b = i // rows_per_block         # this row's block of dγ/dβ partial sums
@@ -140,6 +143,7 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
         sum_xc = x.dtype.type(0)
         sum_dxhat = x.dtype.type(0)
         sum_dxhat_xc = x.dtype.type(0)
+        sum_abs_dxhat = x.dtype.type(0)     # bounds every |dxhat|: whether r · dxhat may overflow
         for j in range(D):
             xc = x[i, j] - mu
             g = dy[i, j]
@@ -147,6 +151,7 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
             sum_xc += xc
             sum_dxhat += dxhat
             sum_dxhat_xc += dxhat * xc
+            sum_abs_dxhat += abs(dxhat)
             dweight_blocks[b, j] += g * (xc * r)
             dbias_blocks[b, j] += g
         c = sum_xc / d
@@ -160,9 +165,13 @@ def _layer_norm_bwd_rows(dy, x, weight, mean, rstd, dx, dweight_blocks, dbias_bl
         #      = r · dxhat + B · xc + C,   B = -r² · mean(dxhat · xhat),  C = r · (c · r · mean(dxhat · xhat) - mean(dxhat))
         rm = r * mean_dxhat_xhat
         B = -(rm * r)
-        if abs(B) >= tiny / eps or rm == 0:   # B keeps every digit: the expanded form (fewer operations)
-            _layer_norm_bwd_row_dx_expanded(dy, x, weight, i, mu, r, B, r * (rm * c - mean_dxhat), dx)
-        else:                           # r² underflows (rows beyond 1e19 in float32): xhat first
+        C = r * (rm * c - mean_dxhat)
+        # the expanded form (fewer operations) where B keeps every digit and no term can overflow:
+        # |r · dxhat| <= r · Σ|dxhat|, |B · xc| = |rm · xhat| <= |rm| · D, B and C; NaN fails every test
+        if (abs(B) >= tiny / eps or rm == 0) and abs(B) < big and r * sum_abs_dxhat < big \
+                and abs(rm) * d < big and abs(C) < big:
+            _layer_norm_bwd_row_dx_expanded(dy, x, weight, i, mu, r, B, C, dx)
+        else:   # r² under- or overflows (float32 rows beyond 1e19 or below 1e-19), huge dy: xhat first
             _layer_norm_bwd_row_dx(dy, x, weight, i, mu, c, r, mean_dxhat, mean_dxhat_xhat, dx)
 
 
