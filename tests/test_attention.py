@@ -416,3 +416,22 @@ def test_mha_gradcheck_noncontiguous_inputs_and_parameters(rng):
     params = tuple(m.parameters())
     assert gradcheck(lambda x, mem, *ps: m(x, mem, mem, key_padding_mask=kpm), (x, mem) + params)
     assert gradgradcheck(lambda x: m(x, x, x, is_causal=True, need_weights=False)[0], (x,))
+
+
+@pytest.mark.parametrize("L, S", [(3, 0), (0, 0), (0, 4)])
+def test_attention_over_no_keys_or_no_queries_is_pytorchs(L, S):
+    # S = 0 keys: every output row is 0 (PyTorch's result), gradients zero or empty; once a bare
+    # NumPy "zero-size array to reduction operation maximum" error (found by the break-it trial)
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, L, 4), (2, S, 4), (2, S, 5))]
+    ours = [mt.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = F.scaled_dot_product_attention(*ours)
+    out_t = torch.nn.functional.scaled_dot_product_attention(*theirs)
+    g = rng.standard_normal(tuple(out_t.shape)).astype(np.float32)
+    out.backward(mt.tensor(g))
+    out_t.backward(torch.tensor(g))
+    assert out.shape == tuple(out_t.shape) == (2, L, 5)
+    np.testing.assert_array_equal(out.detach().numpy(), out_t.detach().numpy())
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

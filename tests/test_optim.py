@@ -397,7 +397,8 @@ def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype):
         for choice in ("numba", "numpy"):
             kernels.set_cpu_kernels(choice)
             p = mt.tensor(w0.copy(), requires_grad=True)
-            opt = getattr(optim, name)([p], **kw)
+            # NumPy float64 hyperparameters (from NumPy math or a schedule) must not change the dtype
+            opt = getattr(optim, name)([p], **{k: np.float64(v) if isinstance(v, float) else v for k, v in kw.items()})
             for g in grads:
                 p.grad = mt.tensor(g)
                 assert kernels.adam_update_compiled(p.array, g, p.array, p.array, None) == (choice == "numba")

@@ -17,6 +17,8 @@ __all__ = ["softmax_rows_", "softmax_bwd_rows_"]
 
 def softmax_rows_(s):
     """Softmax over the last axis of ``s``, in place; rows that are all -inf become 0 (not NaN)."""
+    if s.size == 0:  # no rows, or rows of no keys (an attention over S = 0 keys): nothing to do
+        return s
     xp = get_array_module(s)
     m = s.max(axis=-1, keepdims=True)  # (..., L, 1)
     s -= xp.where(xp.isfinite(m), m, s.dtype.type(0))  # a fully masked row stays -inf ...

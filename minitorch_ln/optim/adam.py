@@ -58,7 +58,10 @@ class Adam(Optimizer):
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
         xp = get_array_module(p.array)
-        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        # Python floats: a NumPy float64 lr or beta would otherwise turn float32 arithmetic into
+        # float64 (NumPy scalars are not "weak"), and the compiled loop would no longer match
+        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+        beta1, beta2 = (float(b) for b in group["betas"])
         if not state:
             state["step"] = 0
             state["exp_avg"] = self._zeros_like(p)
