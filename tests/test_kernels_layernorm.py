@@ -294,3 +294,24 @@ def test_cupy_arrays_match_numpy_kernels(dtype, N, D, rng):
         assert g.dtype == r.dtype and g.shape == r.shape
         np.testing.assert_allclose(cp.asnumpy(g).astype(np.float64), r.astype(np.float64), rtol=tol,
                                    atol=tol * (1 + np.abs(r.astype(np.float64)).max()))
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e200, 1e300])
+def test_float64_rows_whose_squares_overflow(scale, rng):
+    # float64 squares overflow beyond about 1.3e154: rstd = 1/sqrt(inf) = 0 once made every such
+    # row exactly β (found by the break-it trial; PyTorch gives NaN). The squares are now summed
+    # scaled by the row's largest deviation, so y and dx are the scale-free values: LayerNorm of
+    # s·x is LayerNorm of x (eps negligible), and its dx is dx(x) / s.
+    x1 = rng.standard_normal((3, 16))
+    w, b, dy = rng.standard_normal(16), rng.standard_normal(16), rng.standard_normal((3, 16))
+    x = x1 * scale
+    y, mean, rstd = kernels.layer_norm_fwd(x, w, b, 1e-5)
+    dx, dw, db = kernels.layer_norm_bwd(dy, x, w, mean, rstd)
+    ry, rmean, rrstd = kernels.layer_norm_fwd(x1, w, b, 0.0)
+    rdx, rdw, _ = kernels.layer_norm_bwd(dy, x1, w, rmean, rrstd)
+    assert np.all(np.isfinite(rstd)) and np.all(rstd > 0)
+    np.testing.assert_allclose(y, ry, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dx * scale, rdx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dw, rdw, rtol=1e-10, atol=1e-12)
+    y_rms, _ = kernels.rms_norm_fwd(x, w, 1e-6)
+    np.testing.assert_allclose(y_rms, kernels.rms_norm_fwd(x1, w, 0.0)[0], rtol=1e-12, atol=1e-12)

@@ -21,8 +21,9 @@ Per row of length ``D`` (notation as in the docs)::
 The numerics are those of the NumPy kernels, which the tests hold these equal to:
 
 - the row is shifted by its first element before the two-pass variance, so a constant row has
-  deviations of exactly zero and its output is exactly ``β``; a row whose float32 squares
-  overflow (values beyond about 1e19) has its variance summed again in float64;
+  deviations of exactly zero and its output is exactly ``β``; a row whose squares overflow
+  (float32 values beyond about 1e19, float64 beyond 1e154) has its variance summed again in float64,
+  scaled by its largest deviation;
 - a row's sums are taken in the input's own dtype (float32 or float64), as in the NumPy kernels
   (BatchNorm's per-channel sums, over a whole batch, in float64); the compiler may reorder the
   additions (``fastmath`` "reassoc", which lets it add 16 floats at a time) but may not assume
@@ -82,7 +83,7 @@ def _row_stats(x, i, eps):
         xc = (x[i, j] - shift) - mean_shifted
         v += xc * xc
     var = v / d                         # biased: / D, not / (D - 1)
-    if var == np.inf:                   # float32 squares overflow for |x - mean| > 1.8e19: redo in float64
+    if var == np.inf:                   # squares overflow (float32 |x - mean| > 1.8e19): redo, scaled
         var, rstd = _var_rstd_float64(x, i, shift, mean_shifted, eps)
     else:
         rstd = x.dtype.type(1) / np.sqrt(var + eps)     # eps inside the sqrt
@@ -91,18 +92,23 @@ def _row_stats(x, i, eps):
 
 @jit
 def _var_rstd_float64(x, i, shift, mean_shifted, eps):
-    """Row ``i``'s variance and rstd with the squares summed in float64, cast back to ``x``'s dtype.
+    """Row ``i``'s variance and rstd from its squares scaled by the largest deviation ``m``, in
+    float64, cast back to ``x``'s dtype: ``rstd = 1 / (m · sqrt(mean((xc/m)²) + eps/m²))``.
 
-    Only for rows whose float32 sum of squares overflowed: the variance may itself exceed float32
-    (then ``var`` is inf), but ``rstd`` is representable, so ``y`` stays right instead of
-    collapsing to ``β`` (``rstd = 1/sqrt(inf) = 0``).
+    Only for rows whose sum of squares overflowed (float32 beyond about 1e19, float64 beyond 1e154):
+    the variance may itself exceed the dtype (then ``var`` is inf), but ``rstd`` is representable,
+    so ``y`` stays right instead of collapsing to ``β`` (``rstd = 1/sqrt(inf) = 0``).
     """
     D = x.shape[1]
-    v = 0.0
+    m = 0.0
     for j in range(D):
-        xc = np.float64((x[i, j] - shift) - mean_shifted)
-        v += xc * xc
-    return x.dtype.type(v / D), x.dtype.type(1.0 / np.sqrt(v / D + eps))
+        m = max(m, abs(np.float64((x[i, j] - shift) - mean_shifted)))
+    q = 0.0
+    for j in range(D):
+        xs = np.float64((x[i, j] - shift) - mean_shifted) / m
+        q += xs * xs
+    q /= D
+    return x.dtype.type(m * m * q), x.dtype.type(1.0 / (m * np.sqrt(q + eps / m / m)))
 
 
 @jit
@@ -212,7 +218,7 @@ def _rms_norm_fwd_rows(x, weight, eps, y, rstd, start, stop):
         ms = x.dtype.type(0)
         for j in range(D):
             ms += x[i, j] * x[i, j]
-        if ms == np.inf:                # float32 squares overflow for |x| > 1.8e19: redo in float64
+        if ms == np.inf:                # squares overflow (float32 |x| > 1.8e19): redo, scaled
             _, r = _var_rstd_float64(x, i, x.dtype.type(0), x.dtype.type(0), eps)
         else:
             r = x.dtype.type(1) / np.sqrt(ms / d + eps)

@@ -20,7 +20,8 @@ Numerics, each explained where it is done:
 
 - two-pass variance, never E[x²] - E[x]², and the rows are first shifted by their first element,
   so that a constant row has deviations of exactly zero and its output is exactly ``bias``; a row
-  whose float32 squares overflow (values beyond about 1e19) is summed again in float64;
+  whose squares overflow (float32 values beyond about 1e19, float64 beyond 1e154) is summed again,
+  scaled by its largest magnitude;
 - float16 input is normalized in float32: statistics, ``xhat`` and the ``dweight``/``dbias`` sums
   are float32, the output and ``dx`` are cast back to float16;
 - in backward ``xhat`` is re-centred, because the saved ``mean`` is rounded to the input's precision
@@ -70,7 +71,8 @@ def row_stats(x, eps, sdt):
     xc = xp.subtract(x, shift, dtype=sdt)                    # (n, D)  x - shift
     mean_shifted = xc.mean(axis=1, keepdims=True)            # (n, 1)  mean(x - shift)
     xc -= mean_shifted                                       # (n, D)  x - mean
-    var = (xc * xc).mean(axis=1, keepdims=True)              # (n, 1)  biased: / D, not / (D - 1)
+    with np.errstate(over="ignore"):  # squares beyond the dtype: redone just below, scaled
+        var = (xc * xc).mean(axis=1, keepdims=True)          # (n, 1)  biased: / D, not / (D - 1)
     rstd = 1.0 / xp.sqrt(var + eps)                          # (n, 1)  eps inside the sqrt
     redo_overflowed_rows(xc, var, rstd, eps)
     mean = shift + mean_shifted                              # (n, 1)
@@ -78,23 +80,23 @@ def row_stats(x, eps, sdt):
 
 
 def redo_overflowed_rows(a, ms, rstd, eps) -> None:
-    """Where the float32 mean square ``ms`` of a row of ``a`` overflowed (values beyond about
-    1e19), sum its squares again in float64 and rewrite ``ms`` and ``rstd`` (in place).
+    """Where the mean square ``ms`` of a row of ``a`` overflowed (float32 values beyond about 1e19,
+    float64 beyond about 1e154), compute it again scaled by the row's largest magnitude ``m`` and
+    rewrite ``ms`` and ``rstd`` (in place): ``rstd = 1 / (m · sqrt(mean((a/m)²) + eps/m²))``.
 
     ``rstd = 1/sqrt(inf) = 0`` would otherwise turn the row's output into ``β`` without a word;
-    the mean square may itself exceed float32 (it stays inf), but ``rstd`` is representable.
+    the mean square may itself exceed the dtype (it stays inf), but ``rstd`` is representable.
     """
-    if a.dtype == np.float64:  # squares overflow only beyond 1e154 there
-        return
     xp = get_array_module(a)
     rows = xp.isposinf(ms[:, 0])                             # (n,)
     if not bool(rows.any()):
         return
     a64 = a[rows].astype(np.float64)                         # (k, D)
-    ms64 = (a64 * a64).mean(axis=1, keepdims=True)           # (k, 1)
-    with np.errstate(over="ignore"):  # a mean square beyond float32's range stays inf, as it should
-        ms[rows] = ms64
-    rstd[rows] = 1.0 / xp.sqrt(ms64 + eps)
+    m = xp.abs(a64).max(axis=1, keepdims=True)               # (k, 1), > 0: the mean square is inf
+    q = xp.square(a64 / m).mean(axis=1, keepdims=True)       # (k, 1), in (0, 1]
+    with np.errstate(over="ignore"):  # a mean square beyond the dtype's range stays inf, as it should
+        ms[rows] = m * m * q
+    rstd[rows] = 1.0 / (m * xp.sqrt(q + eps / m / m))       # eps / m² without forming m²
 
 
 def xhat_from_stats(x, mean, rstd):

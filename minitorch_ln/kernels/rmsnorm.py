@@ -6,6 +6,8 @@ derivation in ``docs/layernorm_backward.md``, section 7.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import get_array_module
 from .layernorm import redo_overflowed_rows, stat_dtype
 
@@ -24,7 +26,8 @@ def rms_norm_fwd(x, weight, eps):
     xp = get_array_module(x)
     sdt = stat_dtype(x.dtype)
     xs = x.astype(sdt, copy=False)                           # (N, D)
-    ms = (xs * xs).mean(axis=1, keepdims=True)               # (N, 1)  mean(x²)
+    with np.errstate(over="ignore"):  # squares beyond the dtype: redone below, scaled
+        ms = (xs * xs).mean(axis=1, keepdims=True)           # (N, 1)  mean(x²)
     rstd = 1.0 / xp.sqrt(ms + eps)                           # (N, 1)
     redo_overflowed_rows(xs, ms, rstd, eps)
     rstd = rstd.astype(sdt, copy=False)
