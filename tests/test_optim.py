@@ -373,7 +373,7 @@ ADAM_VARIANTS = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name, kw", ADAM_VARIANTS)
-def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype):
+def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype, monkeypatch):
     # kernels/cpu_adam.py runs Adam._update's operations in its order and dtype: every parameter
     # and moment must come out bitwise the same as with the NumPy kernels, over several steps, on
     # values that test the rounding (tiny, huge, zeros of both signs, an infinite weight with
@@ -392,6 +392,9 @@ def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype):
     for g in grads:
         g[0, 0] = -0.0
     results = {}
+    loops = []  # the compiled loop's runs: one per step with "numba", none with "numpy"
+    real_loop = cpu_adam._adam_loop
+    monkeypatch.setattr(cpu_adam, "_adam_loop", lambda *a: loops.append(1) or real_loop(*a))
     before = kernels.get_cpu_kernels()
     try:
         for choice in ("numba", "numpy"):
@@ -401,8 +404,9 @@ def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype):
             opt = getattr(optim, name)([p], **{k: np.float64(v) if isinstance(v, float) else v for k, v in kw.items()})
             for g in grads:
                 p.grad = mt.tensor(g)
-                assert kernels.adam_update_compiled(p.array, g, p.array, p.array, None) == (choice == "numba")
+                loops.clear()
                 opt.step()
+                assert len(loops) == (choice == "numba")
             state = opt.state[p]
             results[choice] = [p.detach().numpy()] + [state[k].numpy() for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
                                              if k in state]
@@ -413,12 +417,13 @@ def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype):
 
 
 def test_compiled_adam_update_leaves_other_layouts_to_numpy():
-    from minitorch_ln import kernels  # noqa: PLC0415
+    from minitorch_ln.kernels import cpu_adam  # noqa: PLC0415
 
     a = np.zeros((4, 6), np.float32)
-    assert not kernels.adam_update_compiled(a.T, a.T, a.T, a.T, None) or kernels.get_cpu_kernels() == "numpy"
-    assert not kernels.adam_update_compiled(a.astype(np.float16), *(a.astype(np.float16),) * 3, None)
-    assert not kernels.adam_update_compiled(a, a.astype(np.float64), a, a, None)   # mixed dtypes
+    assert cpu_adam.compiled_for(a, a, a, a, None) == cpu_adam.AVAILABLE
+    assert not cpu_adam.compiled_for(a.T, a.T, a.T, a.T, None)                          # views
+    assert not cpu_adam.compiled_for(a.astype(np.float16), *(a.astype(np.float16),) * 3, None)
+    assert not cpu_adam.compiled_for(a, a.astype(np.float64), a, a, None)               # mixed dtypes
     # and such a parameter still trains like PyTorch (the NumPy form): a transposed float32 view
     w = np.arange(24, dtype=np.float32).reshape(6, 4) / 10
     p = mt.from_numpy(w.copy().T).requires_grad_()                 # non-contiguous (4, 6)

@@ -76,7 +76,7 @@ __all__ = [
     "set_cpu_kernels", "get_cpu_kernels", "pick", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats",
     "layer_norm_bwd_terms", "layer_norm_bwd_chain_rule", "rms_norm_fwd", "rms_norm_bwd", "batch_norm_fwd",
     "batch_norm_bwd", "batch_norm_fwd_ncl", "batch_norm_bwd_ncl", "stat_dtype", "set_num_threads",
-    "get_num_threads", "gelu_fwd", "gelu_bwd", "adam_update_compiled", "adam_update",
+    "get_num_threads", "gelu_fwd", "gelu_bwd", "adam_update",
 ]
 
 CPU_KERNELS = ("numba", "numpy")
@@ -98,6 +98,7 @@ _MODULES = {
     "local_response_norm_bwd": ("lrn", "cpu_lrn", "cuda_lrn"),
     "gelu_fwd": ("activation", "cpu_activation", None), "gelu_bwd": ("activation", "cpu_activation", None),
     "softmax_rows_": ("softmax", "cpu_softmax", None), "softmax_bwd_rows_": ("softmax", "cpu_softmax", None),
+    "adam_update": ("adam", "cpu_adam", None),
 }
 _cpu_kernels: str | None = None  # chosen on first use (importing Numba takes a few tenths of a second)
 _chosen: dict = {}  # (kernel name, "cpu" or "cuda") -> the module that implements it, filled on first use
@@ -212,16 +213,7 @@ def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
     return pick("batch_norm_bwd_ncl", x)(dy, x, weight, mean, rstd)
 
 
-def adam_update_compiled(param, grad, m, v, v_max) -> bool:
-    """Whether :func:`adam_update` (the compiled loop of ``kernels/cpu_adam.py``) takes these
-    arrays: the CPU kernels are ``"numba"`` and all are C-contiguous float32 or float64 of one dtype;
-    otherwise ``Adam._update``'s NumPy form, its readable twin, runs."""
-    if type(param) is not np.ndarray or param.dtype.kind != "f" or param.dtype.itemsize < 4 \
-            or get_cpu_kernels() != "numba":
-        return False
-    return importlib.import_module(_PKG + "cpu_adam").adam_update_compiled(param, grad, m, v, v_max)
-
 
 def adam_update(param, grad, m, v, v_max, **coefficients):
-    """One Adam step in place, compiled: see ``kernels/cpu_adam.py`` (check :func:`adam_update_compiled` first)."""
-    return importlib.import_module(_PKG + "cpu_adam").adam_update(param, grad, m, v, v_max, **coefficients)
+    """One Adam step in place: ``kernels/adam.py`` (the NumPy/CuPy form) or, on the CPU, its compiled twin."""
+    return pick("adam_update", param)(param, grad, m, v, v_max, **coefficients)

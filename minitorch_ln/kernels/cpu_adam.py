@@ -1,7 +1,7 @@
 """The Adam/AdamW update of one parameter as one compiled loop on the CPU.
 
-The readable form is ``Adam._update`` in ``optim/adam.py``: about ten whole-array NumPy operations
-per parameter, each a pass over the parameter that writes a temporary. Here each element is read
+The readable form is ``kernels/adam.py``: about ten whole-array NumPy operations per parameter,
+each a pass over the parameter that writes a temporary. Here each element is read
 and written once, with the same operations in the same order and in the parameter's dtype (every
 Python-float coefficient rounded to that dtype first, as NumPy does when it multiplies a float32
 array by a Python float), so the result is bitwise that of the NumPy form (a test holds them
@@ -13,17 +13,18 @@ equal, every option on)::
 
 Compiled without reordering (``reassoc=False``): there is no sum here, and any regrouping would
 change the rounding. float32 and float64 parameters whose arrays (parameter, gradient, both
-moments) are C-contiguous and of one dtype take this loop; anything else (float16, mixed dtypes)
-stays with the NumPy form. Chosen with the other CPU kernels (``kernels.set_cpu_kernels``).
+moments) are C-contiguous and of one dtype take this loop; anything else (float16, mixed dtypes,
+views) goes to the NumPy form. Chosen with the other CPU kernels (``kernels.set_cpu_kernels``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import adam as _xp
 from ._numba import AVAILABLE, COMPILED_DTYPES, jit
 
-__all__ = ["AVAILABLE", "adam_update_compiled", "adam_update"]
+__all__ = ["AVAILABLE", "compiled_for", "adam_update"]
 
 
 @jit(reassoc=False)
@@ -51,8 +52,8 @@ def _adam_loop(param, grad, m, v, v_max, decay, one_minus_beta1, beta2, one_minu
         param[i] = p - (mi * step_size) / denom
 
 
-def adam_update_compiled(param, grad, m, v, v_max) -> bool:
-    """Whether the compiled loop can update these arrays (else the NumPy form must)."""
+def compiled_for(param, grad, m, v, v_max) -> bool:
+    """Whether the compiled loop updates these arrays (else :func:`adam_update` runs the NumPy form)."""
     if not AVAILABLE or type(param) is not np.ndarray or param.dtype not in COMPILED_DTYPES:
         return False
     arrays = (param, grad, m, v) if v_max is None else (param, grad, m, v, v_max)
@@ -61,13 +62,13 @@ def adam_update_compiled(param, grad, m, v, v_max) -> bool:
 
 
 def adam_update(param, grad, m, v, v_max, *, lr, beta1, beta2, eps, weight_decay, decoupled, maximize, step):
-    """One Adam step on ``param`` (in place), with the moments ``m``, ``v`` (and ``v_max`` for
-    amsgrad, else None) updated in place; ``step`` is the step count ``t`` after incrementing.
-
-    All arrays have ``param``'s shape and dtype (float32 or float64) and are C-contiguous: check
-    with :func:`adam_update_compiled` first. The coefficients are formed in Python floats, as in
-    ``Adam._update``, then rounded to the dtype.
+    """:func:`minitorch_ln.kernels.adam.adam_update`, compiled where :func:`compiled_for` allows
+    (else that NumPy form). The coefficients are formed in Python floats, as there, then rounded
+    to the parameter's dtype.
     """
+    if not compiled_for(param, grad, m, v, v_max):
+        return _xp.adam_update(param, grad, m, v, v_max, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                               weight_decay=weight_decay, decoupled=decoupled, maximize=maximize, step=step)
     f = param.dtype.type
     bias_correction1 = 1 - beta1**step
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5

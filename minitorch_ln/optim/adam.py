@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .. import kernels
-from ..backend import get_array_module
 from .optimizer import Optimizer
 
 
@@ -57,7 +56,6 @@ class Adam(Optimizer):
         return cuda_optim.adam_group_step(self, group)
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
-        xp = get_array_module(p.array)
         # Python floats: a NumPy float64 lr or beta would otherwise turn float32 arithmetic into
         # float64 (NumPy scalars are not "weak"), and the compiled loop would no longer match
         lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
@@ -72,35 +70,10 @@ class Adam(Optimizer):
         t = state["step"]
         param, m, v = p.array, state["exp_avg"].array, state["exp_avg_sq"].array
         v_max = state["max_exp_avg_sq"].array if group["amsgrad"] else None
-        if kernels.adam_update_compiled(param, grad, m, v, v_max):  # the loop below, compiled (kernels/cpu_adam.py)
-            kernels.adam_update(param, grad, m, v, v_max, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
-                                weight_decay=weight_decay, decoupled=group["decoupled_weight_decay"],
-                                maximize=group["maximize"], step=t)
-            return
-        if group["maximize"]:
-            grad = -grad
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param  # a new array: p.grad itself is left unchanged
-
-        m += (1 - beta1) * (grad - m)  # first moment
-        v *= beta2
-        v += (1 - beta2) * grad * grad  # second moment
-
-        bias_correction1 = 1 - beta1**t
-        bias_correction2_sqrt = (1 - beta2**t) ** 0.5
-        step_size = lr / bias_correction1
-        if v_max is not None:
-            xp.maximum(v_max, v, out=v_max)
-            v = v_max
-        denom = xp.sqrt(v)  # (*p.shape), the one temporary besides `update`
-        denom /= bias_correction2_sqrt
-        denom += eps
-        update = m * step_size
-        update /= denom
-        param -= update
+        # the arithmetic: kernels/adam.py (whole-array form) or its compiled twin kernels/cpu_adam.py
+        kernels.adam_update(param, grad, m, v, v_max, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                            weight_decay=weight_decay, decoupled=group["decoupled_weight_decay"],
+                            maximize=group["maximize"], step=t)
 
 
 class AdamW(Adam):
