@@ -32,6 +32,8 @@ import minitorch_ln as mt  # noqa: E402
 import minitorch_ln.nn.functional as F  # noqa: E402
 from minitorch_ln import kernels  # noqa: E402
 
+from _timing import time_pair  # noqa: E402  (benchmarks/_timing.py)
+
 
 def conv_steps():
     rng = np.random.default_rng(0)
@@ -94,18 +96,6 @@ def cnn_steps():
         opt_t.step()
 
     return mt_step, torch_step
-
-
-def time_pair(ours, theirs, repeat, clock):
-    """Best and median seconds of ``ours`` and ``theirs``, timed in alternation."""
-    ours(), theirs()  # warm up (Numba compiles on first use)
-    t_ours, t_theirs = [], []
-    for _ in range(repeat):
-        for fn, out in ((ours, t_ours), (theirs, t_theirs)):
-            t0 = clock()
-            fn()
-            out.append(clock() - t0)
-    return min(t_ours), float(np.median(t_ours)), min(t_theirs), float(np.median(t_theirs))
 
 
 def main(argv=None):

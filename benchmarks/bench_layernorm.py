@@ -40,6 +40,8 @@ import minitorch_ln as mt  # noqa: E402
 import minitorch_ln.nn.functional as F  # noqa: E402
 from minitorch_ln import kernels  # noqa: E402
 
+from _timing import time_pair  # noqa: E402  (benchmarks/_timing.py)
+
 SHAPES = [(32, 128, 768), (8, 64, 64), (64, 256, 1024)]
 
 
@@ -71,18 +73,6 @@ def steps(shape, dtype):
 
     return {("mt", "forward"): mt_fwd, ("torch", "forward"): torch_fwd,
             ("mt", "forward+backward"): mt_fb, ("torch", "forward+backward"): torch_fb}
-
-
-def time_pair(ours, theirs, repeat, clock=time.perf_counter):
-    """Best and median seconds of ``ours`` and ``theirs``, timed in alternation."""
-    ours(), theirs()  # warm up
-    t_ours, t_theirs = [], []
-    for _ in range(repeat):
-        for fn, out in ((ours, t_ours), (theirs, t_theirs)):
-            t0 = clock()
-            fn()
-            out.append(clock() - t0)
-    return min(t_ours), float(np.median(t_ours)), min(t_theirs), float(np.median(t_theirs))
 
 
 def saved_bytes(shape, dtype):
