@@ -2,7 +2,7 @@
 
 One implementation for all three (``_BatchNorm``, PyTorch's ``_NormBase`` + ``_BatchNorm``): the op,
 :func:`minitorch_ln.ops.batch_norm.batch_norm`, takes any ``(N, C, ...)`` input as ``(N, C, L)``; the
-subclasses only say which input ranks they accept (``_check_input_dim``). The math and its
+subclasses only say which input ranks they accept (``_ranks``, checked by ``_check_input_dim``). The math and its
 hand-derived backward: ``ops/batch_norm.py`` and ``docs/layernorm_backward.md`` (section 8).
 Parameter and buffer names match PyTorch's, so a PyTorch ``state_dict`` loads with ``load_state_dict``.
 """
@@ -107,14 +107,18 @@ class _BatchNorm(_NormBase):
         TypeError: (in forward) integer input.
     """
 
-    _expected = "(N, C, ...)"  # the shapes a subclass accepts, for its error message
+    _ranks: "tuple | None" = None  # the input ranks a subclass accepts
+    _expected = "(N, C, ...)"  # and their shapes, for the error message
 
     def _check_input_dim(self, input) -> None:
-        raise NotImplementedError  # each subclass names the ranks it accepts
-
-    def _rank_error(self, input, ranks: str) -> ValueError:
-        return ValueError(f"{type(self).__name__}: expected {ranks} input (got {input.ndim}D input), an input of "
-                          f"shape {self._expected}; got shape {tuple(input.shape)}")
+        """Raise PyTorch's ValueError unless ``input`` has one of ``_ranks`` (a subclass may override
+        this method instead, as of PyTorch's ``_BatchNorm``, whose own raises NotImplementedError)."""
+        if self._ranks is None:
+            raise NotImplementedError(f"{type(self).__name__}: a _BatchNorm subclass names the input ranks it accepts")
+        if input.ndim not in self._ranks:
+            ranks = " or ".join(f"{r}D" for r in self._ranks)
+            raise ValueError(f"{type(self).__name__}: expected {ranks} input (got {input.ndim}D input), an input "
+                             f"of shape {self._expected}; got shape {tuple(input.shape)}")
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -143,11 +147,8 @@ class BatchNorm1d(_BatchNorm):
         ValueError: an input that is not 2-D or 3-D ("expected 2D or 3D input (got 4D input)").
     """
 
+    _ranks = (2, 3)
     _expected = "(N, C) or (N, C, L)"
-
-    def _check_input_dim(self, input) -> None:
-        if input.ndim not in (2, 3):
-            raise self._rank_error(input, "2D or 3D")
 
 
 class BatchNorm2d(_BatchNorm):
@@ -157,11 +158,8 @@ class BatchNorm2d(_BatchNorm):
         ValueError: an input that is not 4-D ("expected 4D input (got 3D input)").
     """
 
+    _ranks = (4,)
     _expected = "(N, C, H, W)"
-
-    def _check_input_dim(self, input) -> None:
-        if input.ndim != 4:
-            raise self._rank_error(input, "4D")
 
 
 class BatchNorm3d(_BatchNorm):
@@ -171,8 +169,5 @@ class BatchNorm3d(_BatchNorm):
         ValueError: an input that is not 5-D ("expected 5D input (got 4D input)").
     """
 
+    _ranks = (5,)
     _expected = "(N, C, D, H, W)"
-
-    def _check_input_dim(self, input) -> None:
-        if input.ndim != 5:
-            raise self._rank_error(input, "5D")
