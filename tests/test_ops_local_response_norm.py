@@ -195,9 +195,14 @@ def test_huge_float32_values_follow_the_math_not_torch():
     assert y.dtype == np.float32 and np.all(y.array > 0)
     np.testing.assert_allclose(y.array, ref, rtol=1e-6)
     assert np.all(TF.local_response_norm(torch.tensor(x0), 3).numpy() == 0)  # PyTorch's float32 overflow
+    # the gradient too, with a random upstream gradient, against PyTorch in float64 (no overflow there)
+    up = np.random.default_rng(5).standard_normal(x0.shape).astype(np.float32)
     x = mt.tensor(x0, requires_grad=True)
-    local_response_norm(x, 3).backward(mt.ones_like(x) * 0.5)
+    local_response_norm(x, 3).backward(mt.tensor(up))
+    xt = torch.tensor(x0.astype(np.float64), requires_grad=True)
+    TF.local_response_norm(xt, 3).backward(torch.tensor(up.astype(np.float64)))
     assert np.all(np.isfinite(x.grad.array))
+    np.testing.assert_allclose(x.grad.array, xt.grad.numpy(), rtol=1e-5, atol=1e-6 * np.abs(xt.grad.numpy()).max())
 
 
 def test_float16_against_float64_reference(rng):
