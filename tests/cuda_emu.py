@@ -382,3 +382,22 @@ def rel_err(got, ref) -> float:
     """The largest ``|got - ref|`` relative to the largest ``|ref|`` (0 for empty arrays)."""
     got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
     return float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)) if ref.size else 0.0
+
+
+def check_norm_kernels(kernel, oracle, fwd: str, bwd: str, x, dy, weight, bias, eps, tol=1e-12):
+    """Run ``kernel``'s ``fwd``/``bwd`` (a CUDA kernel module under the emulator) and ``oracle``'s on
+    the same arrays and assert they agree within ``tol`` (:func:`rel_err`): the forward's outputs,
+    ``dx``, and ``dweight``/``dbias``, which are both None without a weight. Returns the kernel's
+    forward outputs and backward results ``(fwd_out, (dx, dweight, dbias))``."""
+    got, ref = getattr(kernel, fwd)(x, weight, bias, eps), getattr(oracle, fwd)(x, weight, bias, eps)
+    for g, r in zip(got, ref):
+        assert rel_err(g, r) < tol
+    grads = getattr(kernel, bwd)(dy, x, weight, got[1], got[2])
+    rdx, rdw, rdb = getattr(oracle, bwd)(dy, x, weight, ref[1], ref[2])
+    dx, dw, db = grads
+    assert rel_err(dx, rdx) < tol
+    if weight is None:
+        assert dw is None and db is None
+    else:
+        assert rel_err(dw, rdw) < tol and rel_err(db, rdb) < tol
+    return got, grads

@@ -81,16 +81,8 @@ def test_layer_norm_without_affine_parameters(emulator, affine, rng):
     x, dy = rng.standard_normal((8, 64)), rng.standard_normal((8, 64))
     w = rng.standard_normal(64) if affine != "none" else None
     b = rng.standard_normal(64) if affine == "both" else None
-    got, ref = cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5), oracle.layer_norm_fwd(x, w, b, 1e-5)
-    for g, r in zip(got, ref):
-        assert rel_err(g, r) < 1e-12
-    dx, dw, db = cuda_layernorm.layer_norm_bwd(dy, x, w, got[1], got[2])
-    rdx, rdw, rdb = oracle.layer_norm_bwd(dy, x, w, ref[1], ref[2])
-    assert rel_err(dx, rdx) < 1e-12
-    if w is None:
-        assert dw is None and db is None
-    else:
-        assert rel_err(dw, rdw) < 1e-12 and rel_err(db, rdb) < 1e-12
+    got, (dx, _, _) = cuda_emu.check_norm_kernels(cuda_layernorm, oracle, "layer_norm_fwd", "layer_norm_bwd",
+                                                  x, dy, w, b, 1e-5)
     dx2, dw2, db2 = cuda_layernorm.layer_norm_bwd(dy, x, w, got[1], got[2], need_param_grads=False)
     assert dw2 is None and db2 is None and np.array_equal(dx2, dx)
 

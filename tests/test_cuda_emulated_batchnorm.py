@@ -52,16 +52,7 @@ def test_without_affine_parameters(emulator, affine, rng):
     x, dy = rng.standard_normal((6, 3, 10)), rng.standard_normal((6, 3, 10))
     w = rng.standard_normal(3) if affine == "weight" else None
     b = rng.standard_normal(3) if affine == "bias" else None
-    got, ref = cuda_batchnorm.batch_norm_fwd_ncl(x, w, b, 1e-3), oracle.batch_norm_fwd_ncl(x, w, b, 1e-3)
-    for g, r in zip(got, ref):
-        assert rel_err(g, r) < 1e-12
-    dx, dw, db = cuda_batchnorm.batch_norm_bwd_ncl(dy, x, w, got[1], got[2])
-    rdx, rdw, rdb = oracle.batch_norm_bwd_ncl(dy, x, w, ref[1], ref[2])
-    assert rel_err(dx, rdx) < 1e-12
-    if w is None:
-        assert dw is None and db is None
-    else:
-        assert rel_err(dw, rdw) < 1e-12 and rel_err(db, rdb) < 1e-12
+    cuda_emu.check_norm_kernels(cuda_batchnorm, oracle, "batch_norm_fwd_ncl", "batch_norm_bwd_ncl", x, dy, w, b, 1e-3)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
