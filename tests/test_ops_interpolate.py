@@ -296,3 +296,22 @@ def test_1d_nearest_gradient_follows_the_forward_where_pytorch_does_not():
     xt = torch.zeros((1, 1, 5), dtype=torch.float64, requires_grad=True)
     _torch_interpolate(xt, scale_factor=1.1).backward(torch.tensor(dy))
     assert xt.grad.numpy().ravel().tolist() == dy.ravel().tolist()  # PyTorch 2.x: the copy (a wrong gradient)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_nearest_copies_edge_values_bitwise_and_linear_follows_pytorch_at_infinities(dtype):
+    # nearest only copies values: inf, NaN, -0, the largest and smallest numbers come out bitwise
+    # (output i takes input floor(i · in / out), PyTorch's rule); 9 -> 18 repeats each value twice
+    fi = np.finfo(dtype)
+    vals = np.array([[[1.0, np.inf, -0.0, np.nan, fi.max, -np.inf, fi.smallest_subnormal, -fi.max, 2.0]]], dtype)
+    y = interpolate(mt.tensor(vals), size=18, mode="nearest").numpy()
+    np.testing.assert_array_equal(y.view(np.uint8), np.repeat(vals, 2, axis=-1).view(np.uint8))
+    # linear with an infinite neighbour: a weight of 0 times inf is NaN, in PyTorch as here (even at
+    # an output that sits exactly on a finite sample); the finite part of the row is unaffected
+    x = np.array([[[1.0, np.inf, 3.0, 4.0, 5.0]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ours = interpolate(mt.tensor(x), size=9, mode="linear", align_corners=True).numpy()
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), size=9, mode="linear", align_corners=True).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_allclose(ours[0, 0, 4:], [3.0, 3.5, 4.0, 4.5, 5.0])   # by hand: midpoints of 3, 4, 5

@@ -138,3 +138,24 @@ def test_bad_input():
         pixel_unshuffle(mt.randn(2, 4, 6), True)
     with pytest.raises(TypeError, match="must be a Tensor"):
         pixel_unshuffle(np.zeros((2, 4, 6)), 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_edge_values_move_bitwise(dtype):
+    # A pixel shuffle only moves values (the math: out[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]),
+    # so inf, NaN, -0, the largest and the smallest subnormal come out bitwise where the formula
+    # puts them, in every float dtype; and the unshuffle puts them back.
+    fi = np.finfo(dtype)
+    vals = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, fi.max, -fi.max, fi.smallest_subnormal, 1.0], dtype)
+    x = np.resize(vals, (1, 8, 3, 3)).astype(dtype)                      # C·r² = 8, r = 2: C = 2
+    y = pixel_shuffle(mt.tensor(x), 2).numpy()
+    r = 2
+    expect = np.empty((1, 2, 6, 6), dtype)
+    for c in range(2):
+        for i in range(r):
+            for j in range(r):
+                expect[0, c, i::r, j::r] = x[0, c * r * r + i * r + j]
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y.view(np.uint8), expect.view(np.uint8))
+    back = pixel_unshuffle(mt.tensor(y), 2).numpy()
+    np.testing.assert_array_equal(back.view(np.uint8), x.view(np.uint8))
