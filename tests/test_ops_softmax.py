@@ -11,6 +11,9 @@ from minitorch_ln.autograd import gradcheck, gradgradcheck
 import strategies as S
 from helpers import compare_with_torch, gradcheck_noncontiguous, t64, torch
 
+# every test runs on both CPU kernel choices: softmax rows compiled (kernels/cpu_softmax.py) and in NumPy
+pytestmark = pytest.mark.usefixtures("cpu_kernels")
+
 F = torch.nn.functional
 
 

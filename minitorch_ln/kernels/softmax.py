@@ -31,6 +31,6 @@ def softmax_rows_(s):
 def softmax_bwd_rows_(dp, p):
     """``dp ← p ⊙ (dp - Σ_last (dp ⊙ p))`` in place (the softmax's backward; ``p`` its output)."""
     xp = get_array_module(dp)
-    dp -= xp.einsum("...ij,...ij->...i", dp, p)[..., None]  # dP - rowsum(dP ⊙ P), no (..., L, S) temporary
+    dp -= xp.einsum("...j,...j->...", dp, p)[..., None]  # dP - rowsum(dP ⊙ P), no (..., L, S) temporary
     dp *= p
     return dp

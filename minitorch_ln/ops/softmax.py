@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function
 from ..autograd.composed import double_backward
 from ..backend import get_array_module
@@ -51,6 +52,11 @@ def _f32(x):
     return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
+def _last_axis(x, dim) -> bool:
+    """Whether a softmax along ``dim`` of ``x`` is one over the rows of its last axis (and not empty)."""
+    return x.size > 0 and dim % x.ndim == x.ndim - 1
+
+
 def _fused_rows(x, dim):
     """The fused CUDA kernels module when ``x`` is a CuPy array reduced along its last, contiguous axis."""
     if get_array_module(x) is np or dim != x.ndim - 1 or not x.flags.c_contiguous or x.size == 0:
@@ -82,6 +88,8 @@ class SoftmaxBackward(Function):
         dy32, y32 = _f32(dy), _f32(y)
         if log:
             dx = dy32 - xp.exp(y32) * dy32.sum(axis=dim, keepdims=True)
+        elif _last_axis(y, dim) and dy32.shape == y32.shape:  # the row kernels, in place on a copy of dy
+            dx = kernels.pick("softmax_bwd_rows_", y32)(dy32.copy(), xp.ascontiguousarray(y32))
         else:
             dx = y32 * (dy32 - (dy32 * y32).sum(axis=dim, keepdims=True))
         return dx.astype(y.dtype, copy=False)
@@ -102,6 +110,9 @@ class Softmax(Function):
         fused = _fused_rows(x, dim)
         if fused is not None:  # GPU: one kernel (kernels/cuda_softmax.py), same numerics
             y = fused.softmax_fwd(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+        elif _last_axis(x, dim):  # rows: the row kernels (kernels/softmax.py; compiled on the CPU), in place on a copy
+            x32 = _f32(x)
+            y = kernels.pick("softmax_rows_", x32)(x32 if x32 is not x else x32.copy()).astype(x.dtype, copy=False)
         else:
             x32 = _f32(x)
             _, e, s = _shifted(x32, dim)
