@@ -250,7 +250,7 @@ class Tensor:
         def store(g):
             t = ref()
             if t is not None:
-                t.grad = g.clone() if t.grad is None else t.grad + g
+                t._grad = g.clone() if t._grad is None else t._grad + g  # g matches t: no setter checks
             return None
 
         self._grad_fn.register_pre_hook(self._output_nr, store)

@@ -224,20 +224,22 @@ def _accumulate(leaf, g, create_graph, shared):
     unshared gradient (a copy of a ``(64, 256, 1024)`` gradient costs more than the op's backward).
     """
     Tensor = _function.Tensor
-
+    # ``_grad`` directly: ``g`` has the leaf's shape and dtype already (the pass checked and cast
+    # it), so the checks of the ``grad`` setter (for assignments by users) are not repeated here
     if create_graph:  # differentiable: the stored gradient keeps its history (Clone, or Add)
-        leaf.grad = g.clone() if leaf.grad is None else leaf.grad + g
+        leaf._grad = g.clone() if leaf._grad is None else leaf._grad + g
         return
     data = g.array
-    if leaf.grad is None:
+    grad = leaf._grad
+    if grad is None:
         if data.base is not None or id(data) in shared:
             data = data.copy()
         shared.add(id(data))
-        leaf.grad = Tensor._from_op(data, requires_grad=False)
+        leaf._grad = Tensor._from_op(data, requires_grad=False)
     else:
         xp = backend.get_array_module(data)
-        leaf.grad.array = xp.add(leaf.grad.array, data)
-        shared.add(id(leaf.grad.array))
+        grad.array = xp.add(grad.array, data)
+        shared.add(id(grad.array))
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
