@@ -210,14 +210,9 @@ def _bincount(flat, values, size):
     return out  # pragma: no cover
 
 
-def take_axis(x, idx, axis):
-    """``x.take(idx, axis)`` (a gather along one axis)."""
-    xp = get_array_module(x)
-    return xp.take(x, idx, axis=axis)
-
-
 def scatter_axis(dy, idx, axis, size):
-    """Adjoint of :func:`take_axis`: ``out.take(idx, axis) += dy`` into zeros of length ``size`` on ``axis``."""
+    """Adjoint of the gather ``x.take(idx, axis)``: ``out.take(idx, axis) += dy`` into zeros of length
+    ``size`` on ``axis``."""
     xp = get_array_module(dy)
     moved = xp.moveaxis(dy, axis, 0)  # (len(idx), *rest)
     rest = moved.shape[1:]

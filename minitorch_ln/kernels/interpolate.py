@@ -110,5 +110,7 @@ def taps_adjoint(dy, taps: list, axis: int, size: int):
     (every tap's weighted ``dy`` scatter-added into the source cells, all taps in one scatter)."""
     xp = get_array_module(dy)
     parts = [dy if w is None else dy * _along(w, axis, dy.ndim) for _, w in taps]
+    if len(taps) == 1:  # one tap (nearest, padding): no concatenated copy
+        return scatter_axis(parts[0], taps[0][0], axis, size)
     idx = xp.concatenate([i for i, _ in taps])  # (T·O,)
     return scatter_axis(xp.concatenate(parts, axis=axis), idx, axis, size)

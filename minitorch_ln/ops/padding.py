@@ -3,8 +3,9 @@
 Constant padding is its own ``Function`` (backward: the slice of ``dy`` that the input filled);
 negative pads crop first, through ordinary (differentiable) indexing. The other modes are a gather
 along each padded axis with a fixed index map (``reflect``: ``… 2 1 | 0 1 2 … n-1 | n-2 …``,
-``replicate``: clip, ``circular``: wrap); its backward scatters ``dy`` back along that axis, and
-the two are each other's adjoint, so every order of derivative works.
+``replicate``: clip, ``circular``: wrap), the one-unweighted-tap case of the resize's
+:class:`~minitorch_ln.ops.interpolate.AxisTaps`: its backward scatters ``dy`` back along that axis,
+and the two are each other's adjoint, so every order of derivative works.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..backend import get_array_module
-from ..kernels import im2col as K
 from ..tensor import Tensor
+from .interpolate import AxisTaps
 
 
 class PadConstant(Function):
@@ -31,32 +32,6 @@ class PadConstant(Function):
     @staticmethod
     def backward(ctx, dy):
         return dy[ctx.inner], None, None
-
-
-class TakeAxis(Function):
-    """``y = x.take(idx, axis)``: a gather along one axis."""
-
-    @staticmethod
-    def forward(ctx, x, idx, axis):
-        ctx.idx, ctx.axis, ctx.size = idx, axis, x.shape[axis]
-        return K.take_axis(x, idx, axis)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return ScatterAxis.apply(dy, ctx.idx, ctx.axis, ctx.size), None, None
-
-
-class ScatterAxis(Function):
-    """Adjoint of :class:`TakeAxis`: ``dy`` added back along ``axis`` into a length-``size`` axis."""
-
-    @staticmethod
-    def forward(ctx, dy, idx, axis, size):
-        ctx.idx, ctx.axis = idx, axis
-        return K.scatter_axis(dy, idx, axis, size)
-
-    @staticmethod
-    def backward(ctx, ddx):
-        return TakeAxis.apply(ddx, ctx.idx, ctx.axis), None, None, None
 
 
 def _index_map(mode: str, n: int, lo: int, hi: int, xp):
@@ -127,7 +102,7 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
                                f" the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
                                f"of input {list(input.shape)}")
         if lo or hi:
-            out = TakeAxis.apply(out, _index_map(mode, n, lo, hi, xp), d)
+            out = AxisTaps.apply(out, [(_index_map(mode, n, lo, hi, xp), None)], d)  # one unweighted tap: a gather
     return out
 
 
