@@ -374,7 +374,7 @@ ADAM_VARIANTS = [
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name, kw", ADAM_VARIANTS)
 def test_compiled_adam_update_is_bitwise_the_numpy_form(name, kw, dtype, monkeypatch):
-    # kernels/cpu_adam.py runs Adam._update's operations in its order and dtype: every parameter
+    # kernels/cpu_adam.py runs kernels/adam.py's operations in its order and dtype: every parameter
     # and moment must come out bitwise the same as with the NumPy kernels, over several steps, on
     # values that test the rounding (tiny, huge, zeros of both signs, an infinite weight with
     # weight_decay=0, where 0 · inf must not be formed).
