@@ -1,8 +1,8 @@
 """A fused multi-tensor Adam/AdamW update for CuPy parameters: one kernel launch per parameter group.
 
 The per-parameter path (``optim/adam.py`` calling ``kernels/adam.py``) runs about ten array
-operations per parameter; for the ``small`` GPT (~80 parameter tensors) that is ~800 kernel launches per step, ~8 ms of Python and
-launch overhead alone. Here a table of pointers (parameters, gradients, ``exp_avg``, ``exp_avg_sq``)
+operations per parameter; for the ``small`` GPT (~80 parameter tensors) that is ~800 kernel
+launches per step, ~8 ms of Python and launch overhead alone. Here a table of pointers (parameters, gradients, ``exp_avg``, ``exp_avg_sq``)
 and a table of chunks (``CHUNK`` elements of one tensor each) go to one kernel, whose blocks walk
 the chunks; each element is read and written once. The arithmetic is ``kernels/adam.py``'s, in the
 same order, in the parameter's precision (float32 for float16 parameters)::
