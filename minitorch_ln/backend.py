@@ -215,6 +215,25 @@ def _category(dtype) -> int:
     return {"b": 0, "u": 1, "i": 1, "f": 2}[kind]
 
 
+def can_cast(from_dtype, to_dtype) -> bool:
+    """PyTorch's ``can_cast`` (c10's ``canCast``): whether an op's result of ``from_dtype`` may be
+    stored into a tensor of ``to_dtype`` -- never a float into an integer or bool, never an integer
+    into bool; within a category (float64 into float32) always."""
+    return _category(from_dtype) <= _category(to_dtype)
+
+
+_TORCH_TYPE_NAMES = {
+    np.dtype(np.float16): "Half", np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
+    np.dtype(np.int8): "Char", np.dtype(np.int16): "Short", np.dtype(np.int32): "Int",
+    np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool",
+}
+
+
+def torch_type_name(dtype) -> str:
+    """PyTorch's name of a dtype in its error messages: float32 is ``Float``, int64 ``Long``."""
+    return _TORCH_TYPE_NAMES.get(np.dtype(dtype), str(np.dtype(dtype)))
+
+
 def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
                  a_is_number: bool | None = None, b_is_number: bool | None = None) -> np.dtype:
     """PyTorch's type promotion for a binary op.

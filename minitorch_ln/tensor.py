@@ -17,9 +17,10 @@ from . import backend
 from .autograd import function as _function_module
 from .autograd import saved as _saved_module
 from .autograd.function import AccumulateGrad, _sync_view
+from .tensor_protocols import TensorProtocols
 
 
-class Tensor:
+class Tensor(TensorProtocols):
     """An n-dimensional array that can record the operations applied to it.
 
     Attributes:
@@ -211,6 +212,9 @@ class Tensor:
         return backend.to_device(self.array, "cpu")
 
     def __array__(self, dtype=None, copy=None):
+        if self.requires_grad:  # as PyTorch: NumPy would drop the gradient without a word
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead (np.asarray(t) and NumPy functions of t convert it the same way).")
         arr = backend.to_device(self.array, "cpu")
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -290,16 +294,27 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
+            what = "no values" if self.numel() == 0 else "more than one value"
             raise RuntimeError(
-                f"the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()"
+                f"Boolean value of Tensor with {what} is ambiguous (shape {tuple(self.shape)}): use .any() or .all()"
             )
         return bool(self.item())
+
+    __nonzero__ = __bool__  # PyTorch keeps Python 2's name too
 
     def __float__(self) -> float:
         return float(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
+
+    __long__ = __int__
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __delitem__(self, index):
+        raise TypeError("Tensor does not support deleting items")
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu" or self.numel() != 1:
@@ -315,6 +330,7 @@ class Tensor:
                              "Tensor method (the PyTorch names it covers, and what differs: docs/torch_compat.md)")
 
 
+TensorProtocols._tensor_class = Tensor  # what a NumPy ufunc of a tensor gives back
 _function_module.Tensor = Tensor  # lets Function.apply and the engine build Tensors without importing us
 _saved_module.Tensor = Tensor  # and the saving of tensors for backward (autograd/saved.py)
 

@@ -60,8 +60,14 @@ def test_int_pow_negative_integer_exponent_raises_as_torch():
         t**-1
     with pytest.raises(RuntimeError, match=r"Integers to negative integer powers are not allowed \(base int64"):
         m**-1
-    with pytest.raises(RuntimeError, match="negative integer powers"):
-        m ** mt.tensor([1, -2])
+    # a tensor exponent is PyTorch's integer kernel, not an error: 2^1 = 2, 3^-2 = 1/9 truncated to 0
+    _same(m ** mt.tensor([1, -2]), t ** torch.tensor([1, -2]))
+    np.testing.assert_array_equal((m ** mt.tensor([1, -2])).numpy(), [2, 0])
+    # 1^-k = 1, (-1)^-k = ±1 by parity, anything else 0 (0 included), as PyTorch; and 2 ** [-1, 0, 2]
+    base, expo = [2, 1, -1, -1, 0, -3], [-1, -5, -3, -2, -1, -2]
+    _same(mt.tensor(base) ** mt.tensor(expo), torch.tensor(base) ** torch.tensor(expo))
+    np.testing.assert_array_equal((mt.tensor(base) ** mt.tensor(expo)).numpy(), [0, 1, -1, 1, 0, 0])
+    _same(2 ** mt.tensor([-1, 0, 2]), 2 ** torch.tensor([-1, 0, 2]))
     np.testing.assert_allclose((m.float() ** -1).numpy(), [0.5, 1 / 3])  # a float base is fine
 
 

@@ -16,7 +16,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "minitorch_ln"
 LAYERS = [
     ("backend", ["backend", "errors", "_version", "cuda", "dtypes"]),
     ("kernels", ["kernels"]),
-    ("tensor + autograd", ["tensor", "autograd"]),
+    ("tensor + autograd", ["tensor", "tensor_protocols", "autograd"]),
     ("ops", ["ops", "linalg"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp"]),

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.function import _anomaly
-from ..errors import ShapeError
+from ..errors import OptionError, ShapeError
 from ..tensor import Tensor
 from .conversion import cast
 
@@ -176,3 +176,36 @@ def normalize_dim(dim, ndim: int, op: str) -> int:
 def require_float(x: Tensor, op: str) -> None:
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
+
+
+def refuse_bool_sub(a, b) -> None:
+    """Raise PyTorch's RuntimeError for ``-`` with a bool operand (a tensor or a Python bool)."""
+    bools = [isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype.kind == "b") for v in (a, b)]
+    if bools[0] and bools[1]:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if bools[0] or bools[1]:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def int_pow(a, b):
+    """Integer ``a ** b`` with tensor exponents, as PyTorch's integer kernel: a negative exponent gives
+    ``1 / a^|b|`` truncated to an integer -- 1 for a base of 1, ±1 for -1 (by the exponent's parity),
+    0 for every other base (0 included). NumPy refuses negative integer powers outright."""
+    xp = backend.get_array_module(a)
+    neg = b < 0
+    if not neg.any():
+        return a**b
+    pos = a ** xp.where(neg, 0, b)  # (B...) any value where b < 0, replaced below
+    minus_one = xp.where(b % 2 == 0, 1, -1).astype(pos.dtype)
+    at_neg = xp.where(a == 1, 1, xp.where(a == -1, minus_one, 0)).astype(pos.dtype)
+    return xp.where(neg, at_neg, pos)
+
+
+def check_int_exponent(a: Tensor, b) -> None:
+    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError."""
+    if a.dtype.kind in "biu" and np.asarray(b.array if isinstance(b, Tensor) else b).dtype.kind in "iu":
+        if bool((backend.get_array_module(b.array).asarray(b.array) < 0).any() if isinstance(b, Tensor) else b < 0):
+            raise OptionError(f"pow: Integers to negative integer powers are not allowed (base {a.dtype}, "
+                              f"exponent {b.dtype if isinstance(b, Tensor) else b!r}); use a float base")

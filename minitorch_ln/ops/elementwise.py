@@ -18,9 +18,8 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
-from ..errors import OptionError
 from ..tensor import Tensor
-from ._util import broadcast_shape, number_operands, promote, require_float
+from ._util import broadcast_shape, check_int_exponent, int_pow, number_operands, promote, refuse_bool_sub, require_float
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
 
@@ -80,10 +79,12 @@ def sub(a, b) -> Tensor:
 
     Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
     (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
-    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    when they do not broadcast, TypeError for an operand that is not a Tensor or a number, and
+    RuntimeError for a bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
     """
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Sub.apply(*fast)
+    refuse_bool_sub(a, b)
     a, b = promote(a, b, "sub")
     broadcast_shape(a.shape, b.shape, "sub")
     return Sub.apply(a, b)
@@ -202,6 +203,8 @@ class Pow(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         ctx.shapes = (a.shape, b.shape)
+        if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+            return int_pow(a, b)  # PyTorch's integer kernel: NumPy refuses negative exponents
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
             return a**b
 
@@ -220,14 +223,6 @@ class Pow(Function):
         return da, db
 
 
-def _check_int_exponent(a: Tensor, b) -> None:
-    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError."""
-    if a.dtype.kind in "biu" and np.asarray(b.array if isinstance(b, Tensor) else b).dtype.kind in "iu":
-        if bool((get_array_module(b.array).asarray(b.array) < 0).any() if isinstance(b, Tensor) else b < 0):
-            raise OptionError(f"pow: Integers to negative integer powers are not allowed (base {a.dtype}, "
-                              f"exponent {b.dtype if isinstance(b, Tensor) else b!r}); use a float base")
-
-
 def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
     """``a ** b``, elementwise and broadcast.
 
@@ -241,17 +236,18 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
         ShapeError: shapes that do not broadcast. TypeError: an operand that is not a Tensor or number.
     """
     if isinstance(a, Tensor) and not isinstance(b, Tensor) and np.ndim(b) == 0 and not isinstance(b, np.ndarray):
-        if isinstance(b, bool) or not isinstance(b, (numbers.Real, np.number)):
+        if not isinstance(b, (numbers.Real, np.number)):
             raise TypeError(f"pow: the exponent must be a number or a Tensor, got {type(b).__name__}")
+        if isinstance(b, (bool, np.bool_)):  # x ** True is x, x ** False ones, in x's dtype (as PyTorch)
+            return PowScalar.apply(a, int(b)) if a.dtype.kind != "b" else (a | (not b))
         if a.dtype.kind != "f" and np.asarray(b).dtype.kind == "f":  # int ** 2.0 -> float32
             a = cast(a, backend.default_float_dtype())
         elif a.dtype.kind == "b":  # bool ** 2 -> int64 (as PyTorch)
             a = cast(a, np.int64)
-        _check_int_exponent(a, int(b) if a.dtype.kind != "f" else 0)
+        check_int_exponent(a, int(b) if a.dtype.kind != "f" else 0)
         return PowScalar.apply(a, float(b) if a.dtype.kind == "f" else int(b))
     a, b = promote(a, b, "pow")
     broadcast_shape(a.shape, b.shape, "pow")
-    _check_int_exponent(a, b)
     return Pow.apply(a, b)
 
 

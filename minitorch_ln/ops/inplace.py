@@ -1,5 +1,7 @@
-"""In-place ops: ``add_``, ``sub_``, ``mul_``, ``div_``, ``clamp_``, ``masked_fill_``, ``copy_``, ``fill_``,
-``zero_``, ``uniform_``, ``normal_``, attached to ``Tensor``.
+"""In-place ops: ``add_``, ``sub_``, ``mul_``, ``div_``, ``floor_divide_``, ``remainder_``, ``pow_``, the
+``bitwise_*_`` family, ``clamp_``, ``masked_fill_``, ``copy_``, ``fill_``, ``zero_``, ``uniform_``,
+``normal_``, and Python's augmented assignments (``x += y`` is ``x.add_(y)``, ``p -= lr * g`` is
+``p.sub_(lr * g)``, ...), attached to ``Tensor``.
 
 An in-place op runs its out-of-place twin on an alias of the tensor's old value, writes the result
 into the tensor's array and bumps its version counter, so every node that saved the old values
@@ -16,7 +18,9 @@ from ..autograd.views import alias, check_view_inplace, check_writable, rebase_h
 from ..autograd.function import _set_history
 from ..tensor import Tensor
 from .conversion import cast
-from .elementwise import add, div, mul, sub
+from .bitwise import bitwise_and, bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor
+from .division import floor_divide, remainder
+from .elementwise import add, div, mul, pow, sub  # noqa: A004 - PyTorch's name
 from .selection import clamp, masked_fill, where
 from .shape import broadcast_to
 
@@ -50,11 +54,13 @@ class _InPlace:
             self.requires_grad  # noqa: B018 - brings a view's history up to date first
             old = alias(self)
             result = result_fn(old)
+            _check_result_dtype(what, result.dtype, self.dtype)
             if result.dtype != self.dtype:  # the op's output, as the target stores it
                 result = cast(result, self.dtype)
             _snapshot_saved(result, old)
         else:
             result = result_fn(self.detach())
+            _check_result_dtype(what, result.dtype, self.dtype)
         if result.shape != self.shape:
             raise ShapeError(
                 f"{what}: the result has shape {tuple(result.shape)}, which does not fit the in-place "
@@ -99,6 +105,72 @@ class _InPlace:
 
     def div_(self, other):
         return self._inplace("div_", lambda s: div(s, other))
+
+    def floor_divide_(self, other):
+        return self._inplace("floor_divide_", lambda s: floor_divide(s, other))
+
+    def remainder_(self, other):
+        return self._inplace("remainder_", lambda s: remainder(s, other))
+
+    def pow_(self, exponent):
+        return self._inplace("pow_", lambda s: pow(s, exponent))
+
+    def bitwise_and_(self, other):
+        return self._inplace("bitwise_and_", lambda s: bitwise_and(s, other))
+
+    def bitwise_or_(self, other):
+        return self._inplace("bitwise_or_", lambda s: bitwise_or(s, other))
+
+    def bitwise_xor_(self, other):
+        return self._inplace("bitwise_xor_", lambda s: bitwise_xor(s, other))
+
+    def bitwise_left_shift_(self, other):
+        return self._inplace("bitwise_left_shift_", lambda s: bitwise_left_shift(s, other))
+
+    def bitwise_right_shift_(self, other):
+        return self._inplace("bitwise_right_shift_", lambda s: bitwise_right_shift(s, other))
+
+    # Python's augmented assignments. Without them ``p -= lr * p.grad`` falls back to
+    # ``p = p - lr * p.grad``: a new tensor bound to the loop variable, the parameter untouched
+    # (a training loop that silently never trains). As in PyTorch each changes the tensor in place
+    # and returns it. ``@=`` is left undefined, as in PyTorch: Python falls back to ``x = x @ y``.
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    __idiv__ = __itruediv__  # PyTorch keeps Python 2's name too
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
 
     def clamp_(self, min=None, max=None):  # noqa: A002
         return self._inplace("clamp_", lambda s: clamp(s, min, max))
@@ -163,6 +235,21 @@ def _snapshot_saved(result, old) -> None:
             saved[i] = (snap, 0)
 
 
+def _check_result_dtype(what: str, result_dtype, target_dtype) -> None:
+    """Raise as PyTorch does when an in-place op's result type can't be stored in the target.
+
+    ``int_tensor += 0.5`` computes a float result; truncating it into the integers would be a silently
+    wrong number, so PyTorch refuses ("result type Float can't be cast to the desired output type
+    Long"). Within a category (float64 into float32, int64 into int32) the result is cast.
+    """
+    if not backend.can_cast(result_dtype, target_dtype):
+        raise RuntimeError(
+            f"{what}: result type {backend.torch_type_name(result_dtype)} can't be cast to the desired "
+            f"output type {backend.torch_type_name(target_dtype)} (the in-place target's dtype is "
+            f"{target_dtype}; compute out of place, or convert the tensor first)"
+        )
+
+
 def _scaled(other, alpha):
     """``alpha * other`` for ``add_``/``sub_``; plain arithmetic when ``other`` is a number."""
     if alpha == 1:
@@ -176,5 +263,5 @@ def _scaled(other, alpha):
 
 
 for _name, _method in vars(_InPlace).items():
-    if not _name.startswith("__"):
+    if _name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"):
         setattr(Tensor, _name, _method)

@@ -19,11 +19,13 @@ from .comparison import eq, ge, gt, le, lt, ne
 from .conversion import cast, clone, to_device
 from .elementwise import abs, add, cos, div, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
 from .indexing import chunk, getitem, setitem_, split, tril, triu
+from .view_ops import unbind
 from .matmul import matmul
 from .reduction import (  # noqa: A004 - PyTorch's names
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
 )
 from .selection import clamp, masked_fill, maximum, minimum
+from .reorder import flip
 from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze, view
 from .softmax import log_softmax, softmax
 
@@ -127,6 +129,9 @@ class _Methods:
     def __rtruediv__(self, other):
         return div(other, self)
 
+    __div__ = __truediv__  # PyTorch keeps Python 2's names too
+    __rdiv__ = __rtruediv__
+
     def __pow__(self, other):
         return pow(self, other)
 
@@ -149,9 +154,13 @@ class _Methods:
         return abs(self)
 
     def __eq__(self, other):  # noqa: D105 - elementwise, as in PyTorch
+        if other is None:  # as PyTorch: ``t == None`` is False, ``t != None`` True (Python's identity test)
+            return NotImplemented
         return eq(self, other)
 
     def __ne__(self, other):
+        if other is None:
+            return NotImplemented
         return ne(self, other)
 
     def __lt__(self, other):
@@ -177,6 +186,22 @@ class _Methods:
 
     def __getitem__(self, index):
         return getitem(self, index)
+
+    def __iter__(self):
+        # the sub-tensors along dim 0 (views), as PyTorch; without this Python would index 0, 1, ...
+        # until an IndexError, and a 0-d tensor would silently iterate as empty
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(unbind(self, 0))
+
+    def __reversed__(self):
+        return self if self.ndim == 0 else flip(self, (0,))
+
+    def __contains__(self, element) -> bool:
+        """``element in t``: whether any element of ``t`` equals it (a number or a tensor, broadcast), as PyTorch."""
+        if isinstance(element, (Tensor, bool, int, float, np.number)):
+            return bool(any(eq(self, element)).item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
     def __setitem__(self, index, value):
         setitem_(self, index, value)
