@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy.special import expit, ndtr
 
 from minitorch_ln import kernels
+from minitorch_ln.kernels import gelu_dispatch
 from minitorch_ln.kernels import _threads
 from minitorch_ln.kernels import activation as xp_gelu
 
@@ -208,7 +209,7 @@ def test_dispatch_takes_the_compiled_loop_exactly_where_it_applies(rng, monkeypa
     before = kernels.get_cpu_kernels()
     try:
         kernels.set_cpu_kernels("numba")
-        assert kernels.pick("gelu_fwd", x32) is cpu.gelu_fwd and kernels.pick("gelu_bwd", x32) is cpu.gelu_bwd
+        assert gelu_dispatch.gelu_fwd_for(x32) is cpu.gelu_fwd and gelu_dispatch.gelu_bwd_for(x32) is cpu.gelu_bwd
         np.testing.assert_array_equal(kernels.gelu_fwd(x32), cpu.gelu_fwd(x32))
         kernels.gelu_fwd(x32.astype(np.float16))
         assert calls == [np.float32] * 3                       # float16 is computed in float32
@@ -219,7 +220,7 @@ def test_dispatch_takes_the_compiled_loop_exactly_where_it_applies(rng, monkeypa
         assert len(calls) == 3
         np.testing.assert_array_equal(kernels.gelu_fwd(x32, "tanh"), cpu.gelu_fwd(x32, "tanh"))  # compiled
         kernels.set_cpu_kernels("numpy")
-        assert kernels.pick("gelu_fwd", x32) is xp_gelu.gelu_fwd
+        assert gelu_dispatch.gelu_fwd_for(x32) is xp_gelu.gelu_fwd
         kernels.gelu_fwd(x32)
         assert len(calls) == 3
     finally:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from minitorch_ln import kernels
-from minitorch_ln.kernels import batchnorm, cpu_batchnorm
+from minitorch_ln.kernels import batch_norm_dispatch, batchnorm, cpu_batchnorm
 from minitorch_ln.kernels._numba import AVAILABLE
 
 SHAPES = [(4, 3, 5), (7, 2, 1), (2, 3, 70), (1, 4, 9), (5, 1, 3)]
@@ -83,7 +83,7 @@ def test_dispatch_under_both_cpu_kernel_choices(choice, rng):
     kernels.set_cpu_kernels(choice)
     try:
         x, dy, w, b = _case(rng, (6, 3, 8), np.float32, np.float32, "both")
-        fwd, bwd = kernels.pick("batch_norm_fwd_ncl", x), kernels.pick("batch_norm_bwd_ncl", x)
+        fwd, bwd = batch_norm_dispatch.batch_norm_fwd_ncl_for(x), batch_norm_dispatch.batch_norm_bwd_ncl_for(x)
         assert fwd.__module__.endswith("cpu_batchnorm" if choice == "numba" else ".batchnorm")
         y, mean, rstd, var = fwd(x, w, b, 1e-5)
         dx, dw, db = bwd(dy, x, w, mean, rstd)

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minitorch_ln import kernels
+from minitorch_ln.kernels import choice, layer_norm_dispatch
 from minitorch_ln.kernels import batchnorm as numpy_bn
 from minitorch_ln.kernels import layernorm as numpy_kernels
 from minitorch_ln.kernels import rmsnorm as numpy_rms
@@ -94,7 +95,7 @@ def test_compiled_rms_norm_and_batch_norm_equal_numpy_kernels(R, D, L, dtype, af
 def test_compiled_loops_really_run(rng):
     kernels.set_cpu_kernels("numba")
     x = rng.standard_normal((5, 8)).astype(np.float32)
-    assert kernels.pick("layer_norm_fwd", x) is cpu.layer_norm_fwd
+    assert layer_norm_dispatch.layer_norm_fwd_for(x) is cpu.layer_norm_fwd
     y, mean, rstd = kernels.layer_norm_fwd(x, None, None, 1e-5)
     kernels.layer_norm_bwd(x, x, np.ones(8, np.float32), mean, rstd)
     compiled_for = [sig[0] for sig in cpu._layer_norm_fwd_rows.signatures]
@@ -219,10 +220,10 @@ def test_set_cpu_kernels_choices_and_errors(monkeypatch):
     try:
         kernels.set_cpu_kernels("numpy")
         assert kernels.get_cpu_kernels() == "numpy"
-        assert kernels.pick("layer_norm_fwd", np.zeros((1, 2))) is numpy_kernels.layer_norm_fwd
+        assert layer_norm_dispatch.layer_norm_fwd_for(np.zeros((1, 2))) is numpy_kernels.layer_norm_fwd
         with pytest.raises(ValueError, match=r"expected one of \('numba', 'numpy'\), got 'c'"):
             kernels.set_cpu_kernels("c")
-        monkeypatch.setattr(kernels, "_numba_importable", lambda: False)
+        monkeypatch.setattr(choice, "_numba_importable", lambda: False)
         with pytest.raises(ImportError, match="Numba is not installed"):
             kernels.set_cpu_kernels("numba")
         # the environment variable picks the first choice; an unusable one falls back, with a warning
@@ -230,9 +231,9 @@ def test_set_cpu_kernels_choices_and_errors(monkeypatch):
                                                ("", True, "numba", False), ("", False, "numpy", False),
                                                ("numba", False, "numpy", True), ("fortran", True, "numba", True),
                                                ("fortran", False, "numpy", True)):
-            monkeypatch.setattr(kernels, "_numba_importable", lambda ok=numba_ok: ok)
+            monkeypatch.setattr(choice, "_numba_importable", lambda ok=numba_ok: ok)
             monkeypatch.setenv("MINITORCH_LN_CPU_KERNELS", env)
-            monkeypatch.setattr(kernels, "_cpu_kernels", None)
+            monkeypatch.setattr(choice, "_cpu_kernels", None)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 assert kernels.get_cpu_kernels() == expected, (env, numba_ok)

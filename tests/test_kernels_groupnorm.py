@@ -1,7 +1,7 @@
 """The GroupNorm kernels on raw arrays: the interface, every implementation equal to the xp form, numerics.
 
 Run once with each CPU implementation (``cpu_kernels`` fixture: the compiled loops of
-``cpu_groupnorm`` and the NumPy kernels of ``groupnorm``) through ``kernels.pick``; the compiled
+``cpu_groupnorm`` and the NumPy kernels of ``groupnorm``) through ``kernels/group_norm_dispatch.py``; the compiled
 loops are also held equal to the xp form directly. The CUDA kernels are checked in
 ``test_cuda_emulated_groupnorm.py`` (emulator) and, with a GPU, on CuPy arrays here.
 """
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import minitorch_ln as mt
 from minitorch_ln import kernels
+from minitorch_ln.kernels import group_norm_dispatch
 from minitorch_ln.kernels import cpu_groupnorm, groupnorm
 from minitorch_ln.kernels._numba import AVAILABLE as NUMBA
 
@@ -21,11 +22,11 @@ pytestmark = pytest.mark.usefixtures("cpu_kernels")
 
 
 def fwd(x, w, b, G, eps=1e-5):
-    return kernels.pick("group_norm_fwd", x)(x, w, b, G, eps)
+    return group_norm_dispatch.group_norm_fwd_for(x)(x, w, b, G, eps)
 
 
 def bwd(dy, x, w, mean, rstd, G):
-    return kernels.pick("group_norm_bwd", x)(dy, x, w, mean, rstd, G)
+    return group_norm_dispatch.group_norm_bwd_for(x)(dy, x, w, mean, rstd, G)
 
 
 def _case(rng, N, C, L, dtype, affine=True, loc=0.0, scale=1.0):

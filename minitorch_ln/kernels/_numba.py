@@ -12,9 +12,8 @@ except Exception:  # noqa: BLE001 - not installed, or broken (an import that rai
     numba = None
 
 AVAILABLE = numba is not None
-COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
-__all__ = ["AVAILABLE", "COMPILED_DTYPES", "jit", "check_shapes", "as_contiguous"]
+__all__ = ["AVAILABLE", "jit", "check_shapes", "as_contiguous"]
 
 
 def jit(fn=None, *, reassoc: bool = True):

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import adam as _xp
-from ._numba import AVAILABLE, COMPILED_DTYPES, jit
+from ._numba import AVAILABLE, jit
+from .choice import COMPILED_DTYPES
 
 __all__ = ["AVAILABLE", "compiled_for", "adam_update"]
 

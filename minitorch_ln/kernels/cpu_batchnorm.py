@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import batchnorm as _xp
-from ._numba import AVAILABLE, COMPILED_DTYPES, as_contiguous, check_shapes, jit
+from ._numba import AVAILABLE, as_contiguous, check_shapes, jit
+from .choice import COMPILED_DTYPES
 
 __all__ = ["batch_norm_fwd_ncl", "batch_norm_bwd_ncl"]
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import groupnorm as _xp
-from ._numba import AVAILABLE, COMPILED_DTYPES, as_contiguous, jit
+from ._numba import AVAILABLE, as_contiguous, jit
+from .choice import COMPILED_DTYPES
 
 __all__ = ["group_norm_fwd", "group_norm_bwd"]
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import AVAILABLE, COMPILED_DTYPES, jit
+from ._numba import AVAILABLE, jit
+from .choice import COMPILED_DTYPES
 
 __all__ = ["usable", "col2im", "window_argmax"]
 

@@ -58,7 +58,8 @@ import numpy as np
 from . import _threads
 from . import layernorm as _xp
 from . import rmsnorm as _xp_rms
-from ._numba import AVAILABLE, COMPILED_DTYPES, as_contiguous, check_shapes, jit
+from ._numba import AVAILABLE, as_contiguous, check_shapes, jit
+from .choice import COMPILED_DTYPES
 
 __all__ = ["AVAILABLE", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "rms_norm_fwd", "rms_norm_bwd"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import lrn as _xp
-from ._numba import AVAILABLE, COMPILED_DTYPES, as_contiguous, jit
+from ._numba import AVAILABLE, as_contiguous, jit
+from .choice import COMPILED_DTYPES
 
 __all__ = ["local_response_norm_bwd", "local_response_norm_fwd"]
 

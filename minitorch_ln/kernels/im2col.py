@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import get_array_module
+from .choice import compiled_cpu
 
 
 def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
@@ -38,9 +39,11 @@ def im2col(x, ksize, stride, pads, dilation, fill=0):
 
 def _compiled(a):
     """The compiled loops (``cpu_im2col``) when they take ``a`` and the CPU kernels are Numba's, else None."""
-    from . import cpu_im2col, get_cpu_kernels  # noqa: PLC0415 - Numba is imported on first use
+    if not compiled_cpu():
+        return None
+    from . import cpu_im2col  # noqa: PLC0415 - Numba is imported on first use
 
-    return cpu_im2col if cpu_im2col.usable(a) and get_cpu_kernels() == "numba" else None
+    return cpu_im2col if cpu_im2col.usable(a) else None
 
 
 def im2col_copy(x, ksize, stride, pads, dilation):

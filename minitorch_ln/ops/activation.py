@@ -29,7 +29,8 @@ import numbers
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import backend
+from ..kernels import gelu_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import get_array_module
@@ -180,7 +181,7 @@ class GELU(Function):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
         with np.errstate(over="ignore", invalid="ignore"):
-            return kernels.gelu_fwd(x, approximate)
+            return gelu_dispatch.gelu_fwd_for(x)(x, approximate)
 
     @staticmethod
     def backward(ctx, dy):
@@ -208,7 +209,7 @@ class GELUBackward(Function):
         ctx.save_for_backward(dy, x)
         ctx.approximate = approximate
         with np.errstate(over="ignore", invalid="ignore"):
-            return kernels.gelu_bwd(dy, x, approximate)
+            return gelu_dispatch.gelu_bwd_for(x)(dy, x, approximate)
 
     @staticmethod
     def backward(ctx, ddx):

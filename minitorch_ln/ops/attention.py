@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .. import kernels
+from ..kernels import softmax_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import device_of, generator, get_array_module
@@ -97,7 +97,7 @@ def _softmax_rows_(s):
     """Softmax over the last axis of ``s``, in place; rows that are all -inf become 0 (not NaN).
 
     ``kernels/softmax.py`` (the whole-array form) or its compiled twin ``kernels/cpu_softmax.py``."""
-    return kernels.pick("softmax_rows_", s)(s)
+    return softmax_dispatch.softmax_rows_for(s)(s)
 
 
 class ScaledDotProductAttention(Function):
@@ -191,7 +191,7 @@ def _attention_backward_arrays(q, k, v, p, keep, scale, dout, dweights, mask_sha
         dp *= keep
     if dweights is not None:
         dp += dweights
-    ds = kernels.pick("softmax_bwd_rows_", dp)(dp, p)  # dS = P ⊙ (dP - rowsum(dP ⊙ P)), in place, (..., L, S)
+    ds = softmax_dispatch.softmax_bwd_rows_for(dp)(dp, p)  # dS = P ⊙ (dP - rowsum(dP ⊙ P)), in place, (..., L, S)
     dq = sum_to_array(xp.matmul(ds, k), q.shape)  # (..., L, E)
     dq *= q.dtype.type(scale)
     dk = sum_to_array(xp.matmul(xp.swapaxes(ds, -1, -2), q), k.shape)  # (..., S, E)
@@ -314,5 +314,3 @@ class MergeHeads(Function):
     def backward(ctx, dy):
         d = SplitHeads.apply(dy, ctx.n, ctx.num_heads)
         return d if isinstance(d, tuple) else (d,)
-
-

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
+from ..kernels import batch_norm_dispatch
+from ..kernels.layernorm import stat_dtype
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
@@ -39,7 +40,7 @@ class BatchNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, batch_stats):
-        y, mean, rstd, var = kernels.pick("batch_norm_fwd_ncl", x)(_ncl(x), weight, bias, eps)   # (N, C, L), (C, 1) ×3
+        y, mean, rstd, var = batch_norm_dispatch.batch_norm_fwd_ncl_for(x)(_ncl(x), weight, bias, eps)   # (N, C, L), (C, 1) ×3
         ctx.eps, ctx.has_bias = eps, bias is not None
         ctx.save_for_backward(x, weight, mean, rstd)
         batch_stats["mean"], batch_stats["var"] = mean[:, 0], var[:, 0]          # for the running stats
@@ -59,7 +60,7 @@ class BatchNormBackward(Function):
     @staticmethod
     def forward(ctx, dy, x, weight, mean, rstd, eps, has_bias):
         dy3 = _ncl(dy)                                                             # (N, C, L)
-        dx, dweight, dbias = kernels.pick("batch_norm_bwd_ncl", x)(dy3, _ncl(x), weight, mean, rstd)
+        dx, dweight, dbias = batch_norm_dispatch.batch_norm_bwd_ncl_for(x)(dy3, _ncl(x), weight, mean, rstd)
         ctx.eps, ctx.has_bias = eps, has_bias
         ctx.save_for_backward(dy, x, weight)
         out = [dx.reshape(x.shape)]                                                # (N, C, ...)
@@ -67,7 +68,7 @@ class BatchNormBackward(Function):
             out.append(dweight)                                                    # (C,)
         if has_bias:
             if dbias is None:  # a bias without a weight: dbias = Σ dy over all but the channel axis
-                dbias = dy3.astype(kernels.stat_dtype(x.dtype)).sum(axis=(0, 2)).astype(x.dtype)
+                dbias = dy3.astype(stat_dtype(x.dtype)).sum(axis=(0, 2)).astype(x.dtype)
             out.append(dbias)                                                      # (C,)
         return tuple(out)
 

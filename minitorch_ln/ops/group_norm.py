@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 import numbers
 
-from .. import kernels
+from ..kernels import group_norm_dispatch
+from ..kernels.layernorm import stat_dtype
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
@@ -56,7 +57,7 @@ class GroupNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, num_groups, eps):
-        y, mean, rstd = kernels.pick("group_norm_fwd", x)(_ncl(x), weight, bias, num_groups, eps)  # (N, C, L), (N, G) ×2
+        y, mean, rstd = group_norm_dispatch.group_norm_fwd_for(x)(_ncl(x), weight, bias, num_groups, eps)  # (N, C, L), (N, G) ×2
         ctx.num_groups, ctx.eps = num_groups, eps
         ctx.bias_dtype = None if bias is None else bias.dtype
         ctx.save_for_backward(x, weight, mean, rstd)
@@ -78,7 +79,7 @@ class GroupNormBackward(Function):
     @staticmethod
     def forward(ctx, dy, x, weight, mean, rstd, num_groups, eps, bias_dtype):
         dy3, x3 = _ncl(dy), _ncl(x)                                               # (N, C, L) each
-        dx, dweight, dbias = kernels.pick("group_norm_bwd", x3)(dy3, x3, weight, mean, rstd, num_groups)
+        dx, dweight, dbias = group_norm_dispatch.group_norm_bwd_for(x3)(dy3, x3, weight, mean, rstd, num_groups)
         ctx.num_groups, ctx.eps, ctx.bias_dtype = num_groups, eps, bias_dtype
         ctx.save_for_backward(dy, x, weight)
         out = [_shaped(dx, x.shape)]                                              # (N, C, *)
@@ -86,7 +87,7 @@ class GroupNormBackward(Function):
             out.append(dweight)                                                   # (C,)
         if bias_dtype is not None:
             if dbias is None:  # a bias without a weight: dβ = Σ dy over all but the channel axis
-                dbias = dy3.astype(kernels.stat_dtype(dy3.dtype)).sum(axis=(0, 2))
+                dbias = dy3.astype(stat_dtype(dy3.dtype)).sum(axis=(0, 2))
             out.append(dbias.astype(bias_dtype, copy=False))                      # (C,)
         return tuple(out)
 
@@ -208,7 +209,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 
 def _update_running_stats(input, running_mean, running_var, momentum) -> None:
     """PyTorch's update: the per-``(n, c)`` mean and unbiased variance, averaged over ``n``, in place."""
-    x3 = _ncl(input.array).astype(kernels.stat_dtype(input.dtype), copy=False)    # (N, C, L)
+    x3 = _ncl(input.array).astype(stat_dtype(input.dtype), copy=False)    # (N, C, L)
     with no_grad():
         for buf, stat in ((running_mean, lambda: x3.mean(axis=2)), (running_var, lambda: x3.var(axis=2, ddof=1))):
             if buf is None:

@@ -29,7 +29,8 @@ the usual trailing ``normalized_shape``), so ``dim=`` (any axes, e.g. the channe
 
 from __future__ import annotations
 
-from .. import kernels
+from ..kernels import layer_norm_dispatch
+from ..kernels.layernorm import stat_dtype
 from ..autograd.autocast_state import autocast_acting
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
@@ -46,7 +47,7 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, axes, eps, recompute_stats):
         rows = Rows(x.shape, axes)
-        y, mean, rstd = kernels.pick("layer_norm_fwd", x)(rows.to_rows(x), flat(weight, rows.D), flat(bias, rows.D), eps)
+        y, mean, rstd = layer_norm_dispatch.layer_norm_fwd_for(x)(rows.to_rows(x), flat(weight, rows.D), flat(bias, rows.D), eps)
         ctx.axes, ctx.eps, ctx.recompute_stats = axes, eps, recompute_stats
         ctx.bias_dtype = None if bias is None else bias.dtype
         if recompute_stats:  # keep only x: backward recomputes mean and rstd from it
@@ -79,10 +80,10 @@ class LayerNormBackward(Function):
         rows = Rows(x.shape, axes)
         dy2, x2 = rows.to_rows(dy), rows.to_rows(x)                               # (N, D) each
         if mean is None:                                   # the recompute_stats option
-            mean2, rstd2 = kernels.pick("layer_norm_stats", x2)(x2, eps)                      # (N, 1) each
+            mean2, rstd2 = layer_norm_dispatch.layer_norm_stats_for(x2)(x2, eps)                      # (N, 1) each
         else:
             mean2, rstd2 = mean.reshape(rows.N, 1), rstd.reshape(rows.N, 1)       # (N, 1) each
-        dx, dweight, dbias = kernels.pick("layer_norm_bwd", x2)(dy2, x2, flat(weight, rows.D), mean2, rstd2)
+        dx, dweight, dbias = layer_norm_dispatch.layer_norm_bwd_for(x2)(dy2, x2, flat(weight, rows.D), mean2, rstd2)
         ctx.axes, ctx.eps, ctx.bias_dtype = axes, eps, bias_dtype
         ctx.save_for_backward(dy, x, weight)
         out = [rows.from_rows(dx)]                                                # (B, L, D)
@@ -90,7 +91,7 @@ class LayerNormBackward(Function):
             out.append(dweight.reshape(rows.param_shape))                         # (D,)
         if bias_dtype is not None:
             if dbias is None:  # a bias without a weight: dbias = Σ dy, summed in the statistics dtype
-                dbias = dy2.astype(kernels.stat_dtype(dy2.dtype)).sum(axis=0)            # (D,)
+                dbias = dy2.astype(stat_dtype(dy2.dtype)).sum(axis=0)            # (D,)
             out.append(dbias.astype(bias_dtype, copy=False).reshape(rows.param_shape))
         return tuple(out)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from .. import kernels
+from ..kernels import local_response_norm_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import get_array_module
@@ -39,7 +39,7 @@ class LocalResponseNorm(Function):
 
     @staticmethod
     def forward(ctx, x, size, alpha, beta, k):
-        y = kernels.pick("local_response_norm_fwd", x)(_ncl(x), size, alpha, beta, k)   # (N, C, L)
+        y = local_response_norm_dispatch.local_response_norm_fwd_for(x)(_ncl(x), size, alpha, beta, k)   # (N, C, L)
         ctx.params = (size, alpha, beta, k)
         ctx.save_for_backward(x)  # the backward recomputes s from x
         return y.reshape(x.shape)                                                         # (N, C, *)
@@ -55,7 +55,7 @@ class LocalResponseNormBackward(Function):
 
     @staticmethod
     def forward(ctx, dy, x, size, alpha, beta, k):
-        dx = kernels.pick("local_response_norm_bwd", x)(_ncl(dy), _ncl(x), size, alpha, beta, k)   # (N, C, L)
+        dx = local_response_norm_dispatch.local_response_norm_bwd_for(x)(_ncl(dy), _ncl(x), size, alpha, beta, k)   # (N, C, L)
         ctx.params = (size, alpha, beta, k)
         ctx.save_for_backward(dy, x)
         return dx.reshape(x.shape)                                                        # (N, C, *)

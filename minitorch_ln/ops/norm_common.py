@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .. import kernels
+from ..kernels.layernorm import stat_dtype
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dims
@@ -118,4 +118,4 @@ def param_view(p: Tensor, x: Tensor, axes: tuple) -> Tensor:
 
 
 def stat_cast(t: Tensor) -> Tensor:
-    return t.to(kernels.stat_dtype(t.dtype))
+    return t.to(stat_dtype(t.dtype))

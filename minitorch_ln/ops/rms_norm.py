@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
+from ..kernels import rms_norm_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -21,7 +21,7 @@ class RMSNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, axes, eps):
         rows = Rows(x.shape, axes)
-        y, rstd = kernels.pick("rms_norm_fwd", x)(rows.to_rows(x), flat(weight, rows.D), eps)
+        y, rstd = rms_norm_dispatch.rms_norm_fwd_for(x)(rows.to_rows(x), flat(weight, rows.D), eps)
         ctx.axes, ctx.eps = axes, eps
         ctx.save_for_backward(x, weight, rstd.reshape(rows.stat_shape))
         return rows.from_rows(y)                                                  # (B, L, D)
@@ -40,7 +40,7 @@ class RMSNormBackward(Function):
     @staticmethod
     def forward(ctx, dy, x, weight, rstd, axes, eps):
         rows = Rows(x.shape, axes)
-        dx, dweight = kernels.pick("rms_norm_bwd", x)(rows.to_rows(dy), rows.to_rows(x), flat(weight, rows.D),
+        dx, dweight = rms_norm_dispatch.rms_norm_bwd_for(x)(rows.to_rows(dy), rows.to_rows(x), flat(weight, rows.D),
                                            rstd.reshape(rows.N, 1))
         ctx.axes, ctx.eps = axes, eps
         ctx.save_for_backward(dy, x, weight)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
+from ..kernels import softmax_dispatch
 from ..autograd.function import Function
 from ..autograd.composed import double_backward
 from ..backend import get_array_module
@@ -89,7 +89,7 @@ class SoftmaxBackward(Function):
         if log:
             dx = dy32 - xp.exp(y32) * dy32.sum(axis=dim, keepdims=True)
         elif _last_axis(y, dim) and dy32.shape == y32.shape:  # the row kernels, in place on a copy of dy
-            dx = kernels.pick("softmax_bwd_rows_", y32)(dy32.copy(), xp.ascontiguousarray(y32))
+            dx = softmax_dispatch.softmax_bwd_rows_for(y32)(dy32.copy(), xp.ascontiguousarray(y32))
         else:
             dx = y32 * (dy32 - (dy32 * y32).sum(axis=dim, keepdims=True))
         return dx.astype(y.dtype, copy=False)
@@ -112,7 +112,7 @@ class Softmax(Function):
             y = fused.softmax_fwd(x.reshape(-1, x.shape[-1])).reshape(x.shape)
         elif _last_axis(x, dim):  # rows: the row kernels (kernels/softmax.py; compiled on the CPU), in place on a copy
             x32 = _f32(x)
-            y = kernels.pick("softmax_rows_", x32)(x32 if x32 is not x else x32.copy()).astype(x.dtype, copy=False)
+            y = softmax_dispatch.softmax_rows_for(x32)(x32 if x32 is not x else x32.copy()).astype(x.dtype, copy=False)
         else:
             x32 = _f32(x)
             _, e, s = _shifted(x32, dim)

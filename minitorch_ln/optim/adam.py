@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import kernels
+from ..kernels import adam_dispatch
 from .optimizer import Optimizer
 
 
@@ -71,9 +71,10 @@ class Adam(Optimizer):
         param, m, v = p.array, state["exp_avg"].array, state["exp_avg_sq"].array
         v_max = state["max_exp_avg_sq"].array if group["amsgrad"] else None
         # the arithmetic: kernels/adam.py (whole-array form) or its compiled twin kernels/cpu_adam.py
-        kernels.adam_update(param, grad, m, v, v_max, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
-                            weight_decay=weight_decay, decoupled=group["decoupled_weight_decay"],
-                            maximize=group["maximize"], step=t)
+        adam_update = adam_dispatch.adam_update_for(param, grad, m, v, v_max)
+        adam_update(param, grad, m, v, v_max, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                    weight_decay=weight_decay, decoupled=group["decoupled_weight_decay"],
+                    maximize=group["maximize"], step=t)
 
 
 class AdamW(Adam):
