@@ -3,8 +3,8 @@
 This module holds the class and what it needs itself (properties, conversion to Python and NumPy,
 ``backward``); it imports nothing of :mod:`minitorch_ln.ops`. The ops attach the operators and the
 methods that compute (``x + y``, ``x.sum()``, ``x.reshape(...)``, ``x.add_(...)``) when they are
-imported (``ops/tensor_methods.py``, ``ops/inplace.py`` and each op module), where each op's
-forward and backward live side by side.
+imported, every one listed in ``ops/methods.py``; each op's forward and backward live side by side in
+its op module.
 """
 
 from __future__ import annotations

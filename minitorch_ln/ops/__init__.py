@@ -1,6 +1,6 @@
 """Differentiable ops, one module per family. Each op is a ``Function`` followed by the function that
-applies it; importing this package also attaches ``Tensor``'s operators and methods (``tensor_methods``,
-``inplace`` and each family's own).
+applies it; importing this package also attaches ``Tensor``'s operators and methods, every one listed in
+``methods.py``.
 """
 
 from .conversion import cast, clone, to_device
@@ -76,12 +76,14 @@ from .loss_margin import (
 )
 from .distance import cdist, cosine_similarity, normalize, pairwise_distance
 from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
-from . import dtype_ops, inplace, tensor_methods  # noqa: F401 - attach Tensor's methods
 from .group_norm import group_norm, instance_norm
 from .local_response_norm import local_response_norm
 from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum
 from .interpolate import interpolate  # noqa: F811
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from .methods import setup_tensor
 from . import autocast as _autocast
+
+setup_tensor()  # every Tensor method and operator, listed in ops/methods.py
 
 _autocast.apply()  # the ops on PyTorch's autocast lists cast their arguments inside autocast regions

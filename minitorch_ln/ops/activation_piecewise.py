@@ -402,10 +402,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return softmax(-x, dim)
 
 
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own). PyTorch has
-# Tensor.prelu and Tensor.hardshrink among these; the rest are torch.nn.functional only.
-Tensor.prelu = prelu
-Tensor.hardshrink = hardshrink
+# Tensor.prelu and Tensor.hardshrink are in ops/methods.py; the rest are torch.nn.functional only
 
 __all__ = [
     "ActivationDtypeError",

@@ -380,11 +380,3 @@ def heaviside(input: Tensor, values) -> Tensor:  # noqa: A002
         raise DtypeMismatchError(
             f"heaviside is not yet implemented for tensors with different dtypes: {input.dtype} and {values.dtype}")
     return Heaviside.apply(*_operands(input, values, "heaviside"))
-
-
-# Tensor methods and operators (tensor.py imports nothing of ops/: each ops module attaches its own)
-for _f in (atan2, hypot, lerp, isclose, allclose, equal, copysign, xlogy, float_power, logaddexp, logaddexp2,
-          fmax, fmin, heaviside):
-    setattr(Tensor, _f.__name__, _f)
-del _f
-Tensor.arctan2 = atan2

@@ -99,18 +99,3 @@ def logical_xor(input, other) -> Tensor:  # noqa: A002
     a, b = promote(input, other, "logical_xor")
     broadcast_shape(a.shape, b.shape, "logical_xor")
     return _result(get_array_module(a.array).logical_xor(a.array, b.array))
-
-
-# Tensor methods and operators (tensor.py imports nothing of ops/: each ops module attaches its own).
-# tensor.py's own __and__, __or__ and __invert__ are to call bitwise_and, bitwise_or, bitwise_not.
-for _f in (bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, logical_xor):
-    setattr(Tensor, _f.__name__, _f)
-del _f
-Tensor.__rand__ = lambda self, other: bitwise_and(other, self)
-Tensor.__ror__ = lambda self, other: bitwise_or(other, self)
-Tensor.__xor__ = bitwise_xor
-Tensor.__rxor__ = lambda self, other: bitwise_xor(other, self)
-Tensor.__lshift__ = bitwise_left_shift
-Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
-Tensor.__rshift__ = bitwise_right_shift
-Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)

@@ -339,10 +339,3 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
     src = data.detach() if isinstance(data, Tensor) else data
     return tensor(src, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
-Tensor.new_zeros = _new_zeros
-Tensor.new_ones = _new_ones
-Tensor.new_empty = _new_empty
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor

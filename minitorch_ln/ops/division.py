@@ -119,13 +119,3 @@ def remainder(input, other) -> Tensor:  # noqa: A002
     a, b = _operands(input, other, "remainder", kinds="iuf")
     _check_int_divisor(b, "remainder")
     return Remainder.apply(a, b)
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-for _f in (fmod, remainder, floor_divide, true_divide):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.divide = div_rounding
-Tensor.__mod__ = remainder
-Tensor.__rmod__ = lambda self, other: remainder(other, self)
-Tensor.__floordiv__ = floor_divide
-Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)

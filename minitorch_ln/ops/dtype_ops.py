@@ -93,11 +93,3 @@ def byte(x: Tensor) -> Tensor:
 def char(x: Tensor) -> Tensor:
     """``x`` as int8 (``torch.Tensor.char``); out-of-range values wrap, as a C cast."""
     return cast(x, np.int8)
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.type = type
-Tensor.type_as = type_as
-Tensor.short = short
-Tensor.byte = byte
-Tensor.char = char

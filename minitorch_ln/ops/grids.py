@@ -261,9 +261,3 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
     """The ``(2, N)`` row and column indices of the upper triangle of a ``(row, col)`` matrix. As :func:`tril_indices`."""
     return _triangle_indices(row, col, offset, dtype, device, upper=True)
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.diag = diag
-Tensor.diag_embed = diag_embed
-Tensor.diagflat = diagflat

@@ -399,14 +399,3 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
 
 class _BadOption(RuntimeError, ValueError):
     """A bad option string: PyTorch raises RuntimeError, Python would say ValueError."""
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.index_select = index_select
-Tensor.index_add = index_add
-Tensor.index_copy = index_copy
-Tensor.index_fill = index_fill
-Tensor.masked_select = masked_select
-Tensor.masked_scatter = masked_scatter
-Tensor.nonzero = nonzero
-Tensor.argwhere = argwhere

@@ -26,7 +26,7 @@ from .shape import broadcast_to
 
 
 class _InPlace:
-    """The in-place methods, attached to :class:`Tensor` below."""
+    """The in-place methods, attached to :class:`Tensor` by ``ops/methods.py``."""
 
     def _check_inplace(self, what: str) -> None:
         check_writable(self, what)
@@ -255,13 +255,3 @@ def _scaled(other, alpha):
     if alpha == 1:
         return other
     return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-
-
-# ==================================================================================================
-# Factories
-# ==================================================================================================
-
-
-for _name, _method in vars(_InPlace).items():
-    if _name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"):
-        setattr(Tensor, _name, _method)

@@ -343,8 +343,3 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
         raise OptionError(f"linalg.eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
     check_matrix("linalg.eigvalsh", A)
     return EigvalsH.apply(A, UPLO)
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.det = det
-Tensor.slogdet = slogdet

@@ -145,7 +145,3 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
                          f"({n}x{n} and {'x'.join(map(str, B2.shape[-2:]))}; shapes {tuple(A.shape)} and {tuple(B.shape)})")
     X = _solve_bcast(A, B2, batch) if left else _solve_bcast(A.mT, B2.mT, batch).mT
     return X.squeeze(-1) if vector else X
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.inverse = inv

@@ -210,6 +210,3 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 vector_norm = linalg_vector_norm  # the names torch.linalg uses, for mt.linalg
 matrix_norm = linalg_matrix_norm
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(self, p, dim, keepdim, dtype)

@@ -253,17 +253,3 @@ def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
                              f"{tuple(other.shape)})")
         dim = shape.index(3)
     return linalg_cross(input, other, dim=dim)
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.mm = mm
-Tensor.bmm = bmm
-Tensor.mv = mv
-Tensor.dot = dot
-Tensor.vdot = vdot
-Tensor.outer = outer
-Tensor.ger = outer
-Tensor.addmm = addmm
-Tensor.baddbmm = baddbmm
-Tensor.kron = kron
-Tensor.cross = cross

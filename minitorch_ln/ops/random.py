@@ -340,15 +340,3 @@ def geometric_(self, p, *, generator=None) -> Tensor:
     xp = backend.get_array_module(u)
     k = xp.ceil(xp.log1p(-u) / math.log1p(-p))  # 1 - u in (0, 1]
     return _fill(self, "geometric_", xp.maximum(k, 1))
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
-Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
-    self, num_samples, replacement, generator=generator)
-Tensor.bernoulli_ = bernoulli_
-Tensor.exponential_ = exponential_
-Tensor.random_ = random_
-Tensor.cauchy_ = cauchy_
-Tensor.log_normal_ = log_normal_
-Tensor.geometric_ = geometric_

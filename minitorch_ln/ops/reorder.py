@@ -371,20 +371,10 @@ def _check_output_size(output_size, total: int, op: str) -> None:
         raise ShapeError(f"{op}(): invalid output_size: expected {total} (the sum of repeats), got {output_size}")
 
 
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
+# Tensor.flip and Tensor.tile take the dims spread out too (listed in ops/methods.py)
 def _flip_method(self, *dims):
     return flip(self, _seq_args(dims, "flip", "dims"))
 
 
 def _tile_method(self, *dims):
     return tile(self, _seq_args(dims, "tile", "dims"))
-
-
-Tensor.flip = _flip_method
-Tensor.fliplr = fliplr
-Tensor.flipud = flipud
-Tensor.roll = roll
-Tensor.rot90 = rot90
-Tensor.repeat = repeat
-Tensor.tile = _tile_method
-Tensor.repeat_interleave = repeat_interleave

@@ -323,11 +323,3 @@ def cummax(input: Tensor, dim: int):
 def cummin(input: Tensor, dim: int):
     """Running minimum along ``dim``: ``(values, indices)`` as :func:`cummax` (``torch.cummin``)."""
     return _cum_extreme(input, dim, False, "cummin")
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.cumsum = cumsum
-Tensor.cumprod = cumprod
-Tensor.logcumsumexp = logcumsumexp
-Tensor.cummax = cummax
-Tensor.cummin = cummin

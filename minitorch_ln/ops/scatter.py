@@ -401,12 +401,3 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     idx = xp.broadcast_to(idx, tuple(common))
     common[dim] = size
     return Gather.apply(broadcast_to(input, tuple(common)), idx, dim)
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.gather = gather
-Tensor.scatter = scatter
-Tensor.scatter_add = scatter_add
-Tensor.scatter_reduce = scatter_reduce
-Tensor.take = take
-Tensor.take_along_dim = take_along_dim

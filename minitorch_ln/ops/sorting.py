@@ -336,15 +336,3 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     extra = ([Tensor._from_op(inverse.astype("int64"))] if return_inverse else []) + \
         ([Tensor._from_op(counts.astype("int64"))] if return_counts else [])
     return (out, *extra) if extra else out
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.sort = sort
-Tensor.argsort = argsort
-Tensor.msort = msort
-Tensor.median = median
-Tensor.nanmedian = nanmedian
-Tensor.kthvalue = kthvalue
-Tensor.mode = mode
-Tensor.quantile = quantile
-Tensor.unique = unique

@@ -293,8 +293,8 @@ def dsplit(input: Tensor, indices_or_sections) -> tuple:
     return _split_nd(input, indices_or_sections, 3, 2, "dsplit")
 
 
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-def _method(fn):
+def as_split_method(fn):
+    """``fn`` (hsplit, vsplit, dsplit) as a Tensor method: ``x.hsplit(2)``, ``x.hsplit([1, 2])``, ``x.hsplit(1, 2)``."""
     def split_method(self, *indices_or_sections):
         spec = indices_or_sections  # x.hsplit(2), x.hsplit([1, 2]) and x.hsplit(1, 2) alike
         return fn(self, spec[0] if len(spec) == 1 else list(spec))
@@ -302,9 +302,3 @@ def _method(fn):
     split_method.__name__ = fn.__name__
     split_method.__doc__ = fn.__doc__
     return split_method
-
-
-Tensor.tensor_split = tensor_split
-Tensor.hsplit = _method(hsplit)
-Tensor.vsplit = _method(vsplit)
-Tensor.dsplit = _method(dsplit)

@@ -124,9 +124,3 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     if input.ndim and input.shape[axis] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {axis} to have non-zero size (shape {tuple(input.shape)})")
     return AminmaxResult(input.amin(axis, keepdim), input.amax(axis, keepdim))
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-Tensor.prod = prod
-Tensor.count_nonzero = count_nonzero
-Tensor.aminmax = aminmax

@@ -1,9 +1,9 @@
 """The operators and methods of :class:`Tensor` that run an op: ``x + y``, ``x @ w``, ``x.sum(dim)``,
 ``x.reshape(...)``, ``x.to(dtype)``, ... each a one-line forward to the op function of the same name.
 
-``tensor.py`` imports nothing of ``ops/``; this module attaches these to ``Tensor`` when the ops are
-imported (DeZero's ``setup_variable``). Op modules added later attach their own methods at their
-end (``Tensor.gather = gather``); in-place methods are in ``inplace.py``.
+``tensor.py`` imports nothing of ``ops/``; ``methods.py`` lists every Tensor method and operator,
+these included, and attaches them when the ops are imported (DeZero's ``setup_variable``);
+in-place methods are in ``inplace.py``.
 """
 
 from __future__ import annotations
@@ -381,8 +381,3 @@ class _Methods:
 
     def is_contiguous(self) -> bool:
         return bool(self.array.flags.c_contiguous)
-
-
-for _name, _method in vars(_Methods).items():
-    if _name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__hash__"):
-        setattr(Tensor, _name, _method)

@@ -377,11 +377,3 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
     """True where the sign bit is set: ``x < 0``, and also -0.0 and negative NaNs (bool, no gradient)."""
     return _predicate(input, "signbit", lambda xp, a: xp.signbit(a),
                       lambda xp, a: a < 0 if a.dtype.kind == "i" else xp.zeros(a.shape, dtype=bool))
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-for _f in (floor, ceil, round, trunc, frac, sign, sgn, reciprocal, square, log2, log10, log1p, exp2, expm1,
-          nan_to_num, isinf, isposinf, isneginf, isreal, signbit):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.fix = trunc
-del _f

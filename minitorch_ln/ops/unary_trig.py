@@ -144,10 +144,3 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
 def erfinv(input: Tensor) -> Tensor:  # noqa: A002
     """Inverse of ``erf`` on (-1, 1) (±inf at ±1, NaN outside); ints give float32. ``dx = dy·√π/2·e^(y²)``."""
     return Erfinv.apply(_float_operand(input, "erfinv"))
-
-
-# Tensor methods (tensor.py imports nothing of ops/: each ops module attaches its own)
-for _f in (tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erfc, erfinv):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.arcsin, Tensor.arccos, Tensor.arctan = asin, acos, atan
-Tensor.arcsinh, Tensor.arccosh, Tensor.arctanh = asinh, acosh, atanh

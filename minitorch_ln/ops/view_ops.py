@@ -255,12 +255,3 @@ class _InPlaceScatter:
 
     def masked_scatter_(self, mask, source):
         return self._inplace("masked_scatter_", lambda s: masked_scatter(s, mask, source))
-
-
-for _name, _method in vars(_InPlaceScatter).items():
-    if not _name.startswith("__"):
-        setattr(Tensor, _name, _method)
-for _f in (diagonal, movedim, swapaxes, narrow, select, unbind, unflatten, view_as, reshape_as, index_put):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.moveaxis, Tensor.swapdims = movedim, swapaxes
-del _name, _method, _f
