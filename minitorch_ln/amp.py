@@ -280,7 +280,7 @@ class GradScaler:
                 xp = backend.get_array_module(g.array)
                 found_inf = found_inf or not bool(xp.isfinite(g.array).all())
                 g.array *= g.array.dtype.type(inv_scale)
-                g._version[0] += 1
+                g._bump_version()
         # no gradient at all (a forgotten backward()): no inf check is recorded, and step() says so
         state["found_inf"], state["stage"] = (found_inf if grads else None), _UNSCALED
 

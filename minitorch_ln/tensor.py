@@ -218,6 +218,12 @@ class Tensor(TensorProtocols):
         arr = backend.to_device(self.array, "cpu")
         return arr.astype(dtype) if dtype is not None else arr
 
+    def _bump_version(self) -> None:
+        """Mark an in-place change of this tensor's memory: every copy saved for backward before it (of
+        this tensor, its base or a view sharing the counter) is now stale, and backward says so. The one
+        place, outside ``tensor.py`` and ``autograd/``, that changes ``_version``."""
+        self._version[0] += 1
+
     def detach(self) -> "Tensor":
         """A tensor sharing this one's data, with no history (and ``requires_grad=False``)."""
         t = Tensor._from_op(self.array)

@@ -157,50 +157,5 @@ def adam_multi_tensor(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs=None
     # CuPy's memory pool reuses a freed block only for work queued after the free on the same stream
 
 
-def _on_gpu(array) -> bool:
-    return type(array).__module__.split(".")[0] == "cupy"
-
-
-def adam_group_step(optimizer, group: dict) -> bool:
-    """Run one Adam/AdamW step for ``group`` of ``optimizer`` with the fused kernel.
-
-    Initialises the state exactly as ``Adam._update`` does (``step``, ``exp_avg``, ``exp_avg_sq``,
-    ``max_exp_avg_sq``), increments each ``step``, and updates the parameters that have a gradient,
-    one launch per ``(step, dtype, device)`` bucket. Returns False (doing nothing) when the group
-    holds a parameter that is not on a GPU or not C-contiguous, so the caller takes its own path.
-    """
-    todo = [p for p in group["params"] if p.grad is not None]
-    if not todo or any(not _on_gpu(p.array) or not p.array.flags.c_contiguous for p in todo):
-        return False
-    buckets: dict = {}
-    for p in todo:
-        if p.grad.shape != p.shape:
-            raise RuntimeError(f"a gradient of shape {tuple(p.grad.shape)} for a parameter of shape {tuple(p.shape)}")
-        state = optimizer.state[p]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = optimizer._zeros_like(p)
-            state["exp_avg_sq"] = optimizer._zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = optimizer._zeros_like(p)
-        state["step"] += 1
-        key = (state["step"], p.dtype, str(p.device))
-        buckets.setdefault(key, []).append((p, state))
-    beta1, beta2 = group["betas"]
-    for (step, _, _), items in buckets.items():
-        adam_multi_tensor(
-            [p.array for p, _ in items],
-            [p.grad.array for p, _ in items],
-            [s["exp_avg"].array for _, s in items],
-            [s["exp_avg_sq"].array for _, s in items],
-            [s["max_exp_avg_sq"].array for _, s in items] if group["amsgrad"] else None,
-            lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-            step=step, decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
-        )
-        for p, _ in items:
-            p._version[0] += 1  # changed in place: saved copies of it are now stale
-    return True
-
-
 def example_kernels() -> list:
     return [f"adam_multi<{t}>" for t in ("float", "half_t", "double")]

@@ -26,7 +26,7 @@ def _fill(t, value) -> None:
     """Fill a parameter or buffer in place, outside the graph, and count it as a change (version)."""
     with no_grad():
         t.array.fill(value)
-        t._version[0] += 1
+        t._bump_version()
 
 
 class _NormBase(Module):
@@ -131,7 +131,7 @@ class _BatchNorm(_NormBase):
         if self.training and self.track_running_stats:
             with no_grad():
                 self.num_batches_tracked.array[...] += 1
-                self.num_batches_tracked._version[0] += 1
+                self.num_batches_tracked._bump_version()
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)

@@ -60,7 +60,7 @@ def _fill(t, sample):
     with no_grad():
         xp = backend.get_array_module(t.array)
         t.array[...] = xp.asarray(sample(backend.generator(t.device))).astype(t.dtype)
-        t._version[0] += 1
+        t._bump_version()
     return t
 
 
@@ -103,7 +103,7 @@ def constant_(t, val: float):
     """Fill ``t`` with ``val``."""
     with no_grad():
         t.array.fill(val)
-        t._version[0] += 1
+        t._bump_version()
     return t
 
 

@@ -81,10 +81,10 @@ class LayerNorm(Module):
         with no_grad():
             if self.weight is not None:
                 self.weight.array.fill(1)
-                self.weight._version[0] += 1
+                self.weight._bump_version()
             if self.bias is not None:
                 self.bias.array.fill(0)
-                self.bias._version[0] += 1
+                self.bias._bump_version()
 
     def forward(self, input):  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -115,7 +115,7 @@ class RMSNorm(Module):
         if self.weight is not None:
             with no_grad():
                 self.weight.array.fill(1)
-                self.weight._version[0] += 1
+                self.weight._bump_version()
 
     def forward(self, input):  # noqa: A002
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)

@@ -62,7 +62,7 @@ class Embedding(Module):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight.array[self.padding_idx] = 0
-                self.weight._version[0] += 1
+                self.weight._bump_version()
 
     def forward(self, input):  # noqa: A002 - PyTorch's name
         return F.embedding(input, self.weight, self.padding_idx)

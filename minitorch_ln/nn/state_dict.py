@@ -67,7 +67,7 @@ def zero_grads(params, set_to_none: bool = True) -> None:
             p.grad = Tensor._from_op(backend.get_array_module(p.grad.array).zeros_like(p.grad.array))
         else:
             p.grad.array.fill(0)
-            p.grad._version[0] += 1
+            p.grad._bump_version()
 
 
 class StateDictMixin:
@@ -135,7 +135,7 @@ class StateDictMixin:
             for k, new in converted.items():
                 target = own[k]
                 backend.get_array_module(target.array).copyto(target.array, new)
-                target._version[0] += 1
+                target._bump_version()
         return IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ gradients

@@ -94,7 +94,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
         coef = backend.to_device(clip_coef, g.device)
         # scaled in the coefficient's dtype (float32 for float16 grads), into a new array
         g.array = (g.array * coef).astype(g.dtype, copy=False)
-        g._version[0] += 1
+        g._bump_version()
     return Tensor._from_op(xp.asarray(total_norm))
 
 
@@ -103,4 +103,4 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
     clip_value = float(clip_value)
     for g in _grads(parameters):
         backend.get_array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)
-        g._version[0] += 1
+        g._bump_version()

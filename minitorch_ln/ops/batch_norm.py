@@ -171,7 +171,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         with no_grad():
             for buf, new in ((running_mean, batch["mean"]), (running_var, unbiased)):
                 buf.array[...] = ((1 - momentum) * buf.array + momentum * new).astype(buf.dtype, copy=False)
-                buf._version[0] += 1
+                buf._bump_version()
     return y
 
 

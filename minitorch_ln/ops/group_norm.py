@@ -216,7 +216,7 @@ def _update_running_stats(input, running_mean, running_var, momentum) -> None:
                 continue
             new = stat().mean(axis=0)                                             # (C,)  mean over n of (N, C)
             buf.array[...] = ((1 - momentum) * buf.array + momentum * new).astype(buf.dtype, copy=False)
-            buf._version[0] += 1
+            buf._bump_version()
 
 
 def _channel_view(p: Tensor, x: Tensor) -> Tensor:

@@ -233,7 +233,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     if not (is_grad_enabled() and (x.requires_grad or value.requires_grad)):
         x._check_inplace("setitem")
         x.array[idx] = value.array
-        x._version[0] += 1
+        x._bump_version()
         return x
     return x._inplace("setitem", lambda s: SetItem.apply(s, value, idx))
 

@@ -68,7 +68,7 @@ class _InPlace:
             )
         xp = backend.get_array_module(self.array)
         xp.copyto(self.array, result.array, casting="unsafe")
-        self._version[0] += 1
+        self._bump_version()
         if recording and result._requires_grad:
             if self._base is None:
                 _set_history(self, result._grad_fn, result._output_nr)
@@ -91,7 +91,7 @@ class _InPlace:
             return self._inplace(what, lambda s: where(self._everywhere(), const, s))
         self._check_inplace(what)
         write(self.array)
-        self._version[0] += 1
+        self._bump_version()
         return self
 
     def add_(self, other, alpha=1):

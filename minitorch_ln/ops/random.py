@@ -245,7 +245,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 def _fill(t: Tensor, what: str, values) -> Tensor:
     t._check_inplace(what)
     t.array[...] = values.astype(t.dtype)
-    t._version[0] += 1
+    t._bump_version()
     return t
 
 

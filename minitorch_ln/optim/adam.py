@@ -48,12 +48,44 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {group['weight_decay']} (expected >= 0)")
 
     def _fused_group_step(self, group: dict) -> bool:
-        # CUDA parameters: one multi-tensor kernel per group (kernels/cuda_optim.py), same arithmetic
-        if not any(type(p.array).__module__.startswith("cupy") for p in group["params"]):
+        """CUDA parameters: one multi-tensor kernel (``kernels/cuda_optim.py``, arrays only) per
+        ``(step, dtype, device)`` bucket, the arithmetic of :meth:`_update`. The state is initialised
+        as there and each ``step`` incremented. Returns False (doing nothing) unless every parameter
+        with a gradient is a C-contiguous CuPy array, so the caller takes the per-parameter path.
+        """
+        todo = [p for p in group["params"] if p.grad is not None]
+        if not todo or any(not _on_gpu(p.array) or not p.array.flags.c_contiguous for p in todo):
             return False
         from ..kernels import cuda_optim  # noqa: PLC0415 - only reached with CuPy arrays
 
-        return cuda_optim.adam_group_step(self, group)
+        buckets: dict = {}
+        for p in todo:
+            if p.grad.shape != p.shape:
+                raise RuntimeError(f"a gradient of shape {tuple(p.grad.shape)} for a parameter of shape "
+                                   f"{tuple(p.shape)}")
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = self._zeros_like(p)
+                state["exp_avg_sq"] = self._zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = self._zeros_like(p)
+            state["step"] += 1
+            buckets.setdefault((state["step"], p.dtype, str(p.device)), []).append((p, state))
+        beta1, beta2 = group["betas"]
+        for (step, _, _), items in buckets.items():
+            cuda_optim.adam_multi_tensor(
+                [p.array for p, _ in items],
+                [p.grad.array for p, _ in items],
+                [s["exp_avg"].array for _, s in items],
+                [s["exp_avg_sq"].array for _, s in items],
+                [s["max_exp_avg_sq"].array for _, s in items] if group["amsgrad"] else None,
+                lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                step=step, decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
+            )
+            for p, _ in items:
+                p._bump_version()  # changed in place: saved copies of it are now stale
+        return True
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
         # Python floats: a NumPy float64 lr or beta would otherwise turn float32 arithmetic into
@@ -95,3 +127,8 @@ class AdamW(Adam):
         super().load_state_dict(state_dict)
         for group in self.param_groups:  # AdamW is always decoupled, whatever the saved dict says
             group["decoupled_weight_decay"] = True
+
+
+def _on_gpu(array) -> bool:
+    """Whether ``array`` is a CuPy array (the fused CUDA update applies)."""
+    return type(array).__module__.split(".")[0] == "cupy"

@@ -145,7 +145,7 @@ class Optimizer:
                 if p.grad.shape != p.shape:
                     raise RuntimeError(f"a gradient of shape {tuple(p.grad.shape)} for a parameter of shape {tuple(p.shape)}")
                 self._update(p, p.grad.array, self.state[p], group)
-                p._version[0] += 1  # the parameter changed in place: saved copies of it are now stale
+                p._bump_version()  # the parameter changed in place: saved copies of it are now stale
         return loss
 
     def _fused_group_step(self, group: dict) -> bool:
