@@ -63,14 +63,7 @@ class Adam(Optimizer):
             if p.grad.shape != p.shape:
                 raise RuntimeError(f"a gradient of shape {tuple(p.grad.shape)} for a parameter of shape "
                                    f"{tuple(p.shape)}")
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = self._zeros_like(p)
-                state["exp_avg_sq"] = self._zeros_like(p)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = self._zeros_like(p)
-            state["step"] += 1
+            state = self._next_step(p, self.state[p], group)
             buckets.setdefault((state["step"], p.dtype, str(p.device)), []).append((p, state))
         beta1, beta2 = group["betas"]
         for (step, _, _), items in buckets.items():
@@ -87,11 +80,8 @@ class Adam(Optimizer):
                 p._bump_version()  # changed in place: saved copies of it are now stale
         return True
 
-    def _update(self, p, grad, state: dict, group: dict) -> None:
-        # Python floats: a NumPy float64 lr or beta would otherwise turn float32 arithmetic into
-        # float64 (NumPy scalars are not "weak"), and the compiled loop would no longer match
-        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
-        beta1, beta2 = (float(b) for b in group["betas"])
+    def _next_step(self, p, state: dict, group: dict) -> dict:
+        """``state`` of ``p`` with its ``step`` counted: zero moments on the first step, as PyTorch."""
         if not state:
             state["step"] = 0
             state["exp_avg"] = self._zeros_like(p)
@@ -99,7 +89,14 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = self._zeros_like(p)
         state["step"] += 1
-        t = state["step"]
+        return state
+
+    def _update(self, p, grad, state: dict, group: dict) -> None:
+        # Python floats: a NumPy float64 lr or beta would otherwise turn float32 arithmetic into
+        # float64 (NumPy scalars are not "weak"), and the compiled loop would no longer match
+        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = self._next_step(p, state, group)["step"]
         param, m, v = p.array, state["exp_avg"].array, state["exp_avg_sq"].array
         v_max = state["max_exp_avg_sq"].array if group["amsgrad"] else None
         # the arithmetic: kernels/adam.py (whole-array form) or its compiled twin kernels/cpu_adam.py
