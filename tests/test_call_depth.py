@@ -62,7 +62,7 @@ def test_forward_reaches_the_row_loop_in_at_most_five_calls(stacks):
 def test_backward_reaches_the_row_loop_in_at_most_five_calls(stacks):
     stack = stacks["_layer_norm_bwd_rows"]
     n = _calls_between(stack, ("ops/layer_norm.py", "backward"))
-    # LayerNorm.backward -> Function.apply -> LayerNormBackward.forward -> kernel -> row loop
+    # NativeLayerNorm.backward -> Function.apply -> NativeLayerNormBackward.forward -> kernel -> row loop
     assert n <= 5, f"{n} calls from LayerNorm's backward to the row loop: {stack[:n + 1]}"
 
 

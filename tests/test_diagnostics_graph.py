@@ -52,23 +52,23 @@ def test_nodes_and_edges_of_a_small_expression(device):
     x, w, y = small_expression(device)
     nodes, edges = parse_dot(diagnostics.draw_graph(y))
     names = by_first_line(nodes)
-    assert sorted(names) == ["AddBackward", "ExpBackward", "MulBackward", "SumBackward", "output", "w", "x"]
+    assert sorted(names) == ["AddBackward0", "ExpBackward0", "MulBackward0", "SumBackward0", "output", "w", "x"]
     assert all(len(v) == 1 for v in names.values())  # x is used twice but drawn once
     n = {k: v[0] for k, v in names.items()}
     pairs = {(a, b) for a, b, _ in edges}
     # gradients flow from the output to the leaves
     assert pairs == {
-        (n["output"], n["SumBackward"]), (n["SumBackward"], n["AddBackward"]), (n["AddBackward"], n["ExpBackward"]),
-        (n["AddBackward"], n["x"]), (n["ExpBackward"], n["MulBackward"]), (n["MulBackward"], n["x"]),
-        (n["MulBackward"], n["w"]),
+        (n["output"], n["SumBackward0"]), (n["SumBackward0"], n["AddBackward0"]), (n["AddBackward0"], n["ExpBackward0"]),
+        (n["AddBackward0"], n["x"]), (n["ExpBackward0"], n["MulBackward0"]), (n["MulBackward0"], n["x"]),
+        (n["MulBackward0"], n["w"]),
     }
     labels = {(a, b): lab for a, b, lab in edges}
-    assert labels[(n["MulBackward"], n["w"])] == "in 1 (3,)"
-    assert labels[(n["MulBackward"], n["x"])] == "in 0 (2, 3)"
+    assert labels[(n["MulBackward0"], n["w"])] == "in 1 (3,)"
+    assert labels[(n["MulBackward0"], n["x"])] == "in 0 (2, 3)"
     assert nodes[n["x"]] == "x\n(2, 3) float32"
     assert nodes[n["output"]] == "output\n() float32"
-    assert nodes[n["ExpBackward"]] == "ExpBackward\nsaved (2, 3)"  # exp saves its output
-    assert nodes[n["MulBackward"]] == "MulBackward\nsaved x (2, 3)\nsaved w (3,)"
+    assert nodes[n["ExpBackward0"]] == "ExpBackward0\nsaved (2, 3)"  # exp saves its output
+    assert nodes[n["MulBackward0"]] == "MulBackward0\nsaved x (2, 3)\nsaved w (3,)"
 
 
 def test_shapes_off_and_values_on():
@@ -105,12 +105,12 @@ def test_gradient_norms_are_the_gradients_that_reached_each_node(device):
     norm = lambda t: float(np.linalg.norm(np.asarray(t.detach().cpu().array)))  # noqa: E731
     assert n["x"].endswith(f"‖grad‖ = {norm(x.grad):.3g}")
     assert n["w"].endswith(f"‖grad‖ = {norm(w.grad):.3g}")
-    assert n["SumBackward"].endswith("‖grad‖ = 1")            # the seed dy/dy
-    assert n["AddBackward"].endswith(f"‖grad‖ = {np.sqrt(6):.3g}")  # ones of shape (2, 3)
+    assert n["SumBackward0"].endswith("‖grad‖ = 1")            # the seed dy/dy
+    assert n["AddBackward0"].endswith(f"‖grad‖ = {np.sqrt(6):.3g}")  # ones of shape (2, 3)
     xv, wv = np.array([[1.0, 2, 3], [4, 5, 6]]), np.array([0.5, -1, 2])
-    assert n["MulBackward"].endswith(f"‖grad‖ = {np.linalg.norm(np.exp(xv * wv)):.3g}")
+    assert n["MulBackward0"].endswith(f"‖grad‖ = {np.linalg.norm(np.exp(xv * wv)):.3g}")
     # saved tensors were described before backward freed them
-    assert "saved x (2, 3)" in n["MulBackward"]
+    assert "saved x (2, 3)" in n["MulBackward0"]
     # the hooks are gone after the context
     assert all(not hooks for node in rec.__dict__.get("_hooks", []) for hooks in node)
     assert y.grad_fn._pre_hooks == {0: []}
@@ -155,7 +155,7 @@ def test_multiple_outputs_and_a_leaf_alone():
     a = mt.tensor([1.0, 2.0], requires_grad=True)
     nodes, edges = parse_dot(diagnostics.draw_graph([a * 2, a.exp()]))
     firsts = sorted(lab.split("\n")[0] for lab in nodes.values())
-    assert firsts == ["ExpBackward", "MulBackward", "leaf", "output 0", "output 1"]
+    assert firsts == ["ExpBackward0", "MulBackward0", "leaf", "output 0", "output 1"]
     assert len(edges) == 4
     nodes, edges = parse_dot(diagnostics.draw_graph(a))
     assert len(nodes) == 2 and len(edges) == 1
@@ -185,7 +185,7 @@ def test_save_graph_renders_svg_and_png(tmp_path):
     _, _, y = small_expression()
     svg = diagnostics.save_graph(y, tmp_path / "g.svg")
     text = (tmp_path / "g.svg").read_text()
-    assert svg.endswith("g.svg") and "<svg" in text and "MulBackward" in text
+    assert svg.endswith("g.svg") and "<svg" in text and "MulBackward0" in text
     assert (tmp_path / "g.dot").exists()  # the DOT text is kept beside it
     diagnostics.save_graph(y, tmp_path / "g.png", show_values=True)
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -228,7 +228,7 @@ def test_graph_subcommand_draws_the_fused_node_beside_the_composed_reference(tmp
     fused, composed = text.split("subgraph cluster_1")
     assert len(re.findall(r'label="\w+Backward', fused)) == 1          # one fused node
     assert len(re.findall(r'label="\w+Backward', composed)) >= 6       # mean, sub, mul, add, rsqrt, ...
-    assert "RsqrtBackward" in composed and "saved (2, 3, 1)" in fused  # mean/rstd saved, shape (B, L, 1)
+    assert "RsqrtBackward0" in composed and "saved (2, 3, 1)" in fused  # mean/rstd saved, shape (B, L, 1)
     assert "‖grad‖" in text
     # the same leaf values and upstream gradient in both drawings: the same norm, the same colour
     leaf_x = [line for line in text.splitlines() if 'label="x\\n' in line]
@@ -261,7 +261,7 @@ def test_graph_subcommand_errors(capsys):
 def test_graph_subcommand_prints_dot(capsys):
     assert main(["graph", "softmax", "--shape", "3", "4", "--out", "-"]) == 0
     nodes, _ = parse_dot(capsys.readouterr().out)
-    assert "SoftmaxBackward\nsaved (3, 4)" in nodes.values()
+    assert "SoftmaxBackward0\nsaved (3, 4)" in nodes.values()
 
 
 def test_graph_subcommand_unusable_out_paths_write_nothing(tmp_path, capsys):

@@ -134,8 +134,8 @@ def test_repr_shows_values_dtype_and_grad_fn():
     r = repr(t64([1.0, 2.0]))
     assert "dtype=float64" in r and "requires_grad=True" in r
     y = t64([1.0, 2.0]) * 2
-    assert "grad_fn=<MulBackward>" in repr(y) and "2." in repr(y) and "4." in repr(y)
-    assert "grad_fn=<SumBackward>" in repr(y.sum())
+    assert "grad_fn=<MulBackward0>" in repr(y) and "2." in repr(y) and "4." in repr(y)
+    assert "grad_fn=<SumBackward0>" in repr(y.sum())
 
 
 # ---------------------------------------------------------------------------------------- in-place ops

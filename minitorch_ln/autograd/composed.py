@@ -1,7 +1,7 @@
 """Higher derivatives of fused ops: differentiate a composed (primitive-op) function, as one graph node.
 
 A fused op (LayerNorm, Linear, GELU, attention, ...) computes its first-order backward on raw arrays,
-in its own ``Function`` (``LayerNormBackward``, ...). That node's *own* backward, needed only for
+in its own ``Function`` (``NativeLayerNormBackward``, ...). That node's *own* backward, needed only for
 second and higher derivatives, is the vector-Jacobian product of the same backward written in
 Tensor ops: :func:`double_backward` builds it from such a composed function, and
 :class:`ComposedVJP` makes it one node that is itself differentiable to any order.

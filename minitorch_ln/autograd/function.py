@@ -84,7 +84,8 @@ class Node:
 
     # -- naming ---------------------------------------------------------------------------------
     def name(self) -> str:
-        return f"{self.fn.__name__}Backward" if self.fn is not None else type(self).__name__
+        """PyTorch's spelling: the Function's name + ``Backward0`` (``MulBackward0``, ``NativeLayerNormBackward0``)."""
+        return f"{self.fn.__name__}Backward0" if self.fn is not None else type(self).__name__
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"

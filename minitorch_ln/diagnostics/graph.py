@@ -1,7 +1,7 @@
 """Draw the autograd graph behind a tensor (Graphviz DOT), with shapes, values and gradient norms.
 
 The drawing is the *backward* graph, the one ``backward()`` walks: an output at the top, one box
-per recorded op (``MulBackward``, ``LayerNormBackward``...), one ellipse per leaf that requires grad,
+per recorded op (``MulBackward0``, ``NativeLayerNormBackward0``...), one ellipse per leaf that requires grad,
 and arrows in the direction gradients flow, from the output down to the leaves. An edge's label is
 the shape of the gradient that travels along it; an op's box lists the shapes of the tensors it
 saved for backward. ::

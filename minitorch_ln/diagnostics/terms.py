@@ -18,7 +18,7 @@ finite-difference counterpart (``L = Σ dy · y``, ``m0``, ``r0`` the statistics
 where a plain gradient check only says that ``dx`` is. :func:`check_layer_norm_terms` does this
 and returns a :class:`TermReport`; ``gradcheck`` appends that report to its error for any op whose
 ``Function`` class defines ``term_check(ctx) -> TermReport``: this module attaches
-:func:`layer_norm_term_check` to the library's ``LayerNorm`` op, which also runs the node's own fused backward and, when its ``dx``
+:func:`layer_norm_term_check` to the library's ``NativeLayerNorm`` op, which also runs the node's own fused backward and, when its ``dx``
 is not the sum of right terms, fits it as ``c1·term1 + c2·term2 + c3·term3`` to name the term the
 fused code gets wrong).
 
@@ -32,7 +32,7 @@ import numpy as np
 from .. import backend
 from ..autograd.grad_mode import no_grad
 from ..kernels.layernorm_forms import layer_norm_bwd_terms
-from ..ops.layer_norm import LayerNorm
+from ..ops.layer_norm import NativeLayerNorm
 from ..tensor import Tensor
 
 __all__ = ["LAYER_NORM_TERMS", "TermReport", "check_layer_norm_terms", "layer_norm_term_check"]
@@ -296,4 +296,4 @@ def layer_norm_term_check(ctx) -> TermReport:
 
 
 # Attached to the op, so that gradcheck finds it on the node (never by class name).
-LayerNorm.term_check = staticmethod(layer_norm_term_check)
+NativeLayerNorm.term_check = staticmethod(layer_norm_term_check)

@@ -35,7 +35,7 @@ def _ncl(a):
     return xp.ascontiguousarray(a).reshape(a.shape[0], a.shape[1], -1)
 
 
-class BatchNorm(Function):
+class NativeBatchNorm(Function):
     """Training-mode BatchNorm with batch statistics (biased variance), one graph node."""
 
     @staticmethod
@@ -49,12 +49,12 @@ class BatchNorm(Function):
     @staticmethod
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved_tensors
-        grads = BatchNormBackward.apply(dy, x, weight, mean, rstd, ctx.eps, ctx.has_bias)
+        grads = NativeBatchNormBackward.apply(dy, x, weight, mean, rstd, ctx.eps, ctx.has_bias)
         grads = grads if isinstance(grads, tuple) else (grads,)
         return grads[0], (grads[1] if weight is not None else None), (grads[-1] if ctx.has_bias else None), None, None
 
 
-class BatchNormBackward(Function):
+class NativeBatchNormBackward(Function):
     """Batch statistics backward: LayerNorm's three-term ``dx`` along each channel's row (docs, section 8)."""
 
     @staticmethod
@@ -165,7 +165,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             f"{op}: expected more than 1 value per channel when training, got input of shape {tuple(input.shape)}"
         )
     batch = {}  # the forward leaves the batch mean and biased variance (C,) here
-    y = BatchNorm.apply(input, weight, bias, eps, batch)
+    y = NativeBatchNorm.apply(input, weight, bias, eps, batch)
     if training and running_mean is not None and running_var is not None:
         unbiased = batch["var"] * (M / (M - 1))                                  # Bessel's correction
         with no_grad():

@@ -44,8 +44,8 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        da, db = ctx.needs_input_grad
-        return (unbroadcast(dy, ctx.shapes[0]) if da else None, unbroadcast(dy, ctx.shapes[1]) if db else None)
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(dy, ctx.shapes[0]) if need_a else None, unbroadcast(dy, ctx.shapes[1]) if need_b else None)
 
 
 def add(a, b) -> Tensor:
@@ -70,8 +70,9 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        da, db = ctx.needs_input_grad
-        return (unbroadcast(dy, ctx.shapes[0]) if da else None, unbroadcast(-dy, ctx.shapes[1]) if db else None)
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(dy, ctx.shapes[0]) if need_a else None,
+                unbroadcast(-dy, ctx.shapes[1]) if need_b else None)
 
 
 def sub(a, b) -> Tensor:

@@ -6,15 +6,15 @@ biased variance, then scaled by γ and shifted by β *per channel*. Every formul
 other axes (docs/layernorm_backward.md, section 12); InstanceNorm is ``G = C``. As LayerNorm, four
 pieces:
 
-- ``GroupNorm`` (a ``Function``): one graph node running the fused kernel ``group_norm_fwd`` of
+- ``NativeGroupNorm`` (a ``Function``): one graph node running the fused kernel ``group_norm_fwd`` of
   :mod:`minitorch_ln.kernels` (``kernels/groupnorm.py`` is the readable form, ``cpu_groupnorm.py``
   the compiled loops, ``cuda_groupnorm.py`` the GPU); it saves ``x``, ``weight`` and ``mean``,
   ``rstd`` ``(N, G)``; its backward applies
-- ``GroupNormBackward`` (a ``Function``): the hand-derived ``dx = rstd·(dxhat - mean_g(dxhat) -
+- ``NativeGroupNormBackward`` (a ``Function``): the hand-derived ``dx = rstd·(dxhat - mean_g(dxhat) -
   xhat·mean_g(dxhat·xhat))`` with ``dxhat = dy·γ[c]``, ``dγ[c] = Σ_{n,l} dy·xhat``, ``dβ[c] =
   Σ_{n,l} dy``, as the kernel ``group_norm_bwd``; its own backward (second and higher derivatives)
   differentiates the composed backward below through ``autograd.composed.double_backward``;
-- ``group_norm`` / ``instance_norm``: check their arguments, then apply ``GroupNorm``;
+- ``group_norm`` / ``instance_norm``: check their arguments, then apply ``NativeGroupNorm``;
 - ``group_norm_composed`` and ``group_norm_backward_composed``: the same from primitive Tensor ops.
 """
 
@@ -52,7 +52,7 @@ def _shaped(a, shape):
     return a.reshape(shape)
 
 
-class GroupNorm(Function):
+class NativeGroupNorm(Function):
     """``y = (x - mean[n, g]) · rstd[n, g] · γ[c] + β[c]``, each group of ``C/G`` channels: one graph node."""
 
     @staticmethod
@@ -66,14 +66,14 @@ class GroupNorm(Function):
     @staticmethod
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved_tensors
-        grads = GroupNormBackward.apply(dy, x, weight, mean, rstd, ctx.num_groups, ctx.eps, ctx.bias_dtype)
+        grads = NativeGroupNormBackward.apply(dy, x, weight, mean, rstd, ctx.num_groups, ctx.eps, ctx.bias_dtype)
         grads = grads if isinstance(grads, tuple) else (grads,)
         dweight = grads[1] if weight is not None else None
         dbias = grads[-1] if ctx.bias_dtype is not None else None
         return grads[0], dweight, dbias, None, None
 
 
-class GroupNormBackward(Function):
+class NativeGroupNormBackward(Function):
     """``(dy, x, weight) -> (dx[, dweight][, dbias])``: the hand-derived backward as one node (docs, section 12)."""
 
     @staticmethod
@@ -154,7 +154,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if N * (C // num_groups) * math.prod(input.shape[2:]) == 1:  # PyTorch's _verify_batch_size
         raise ValueError(f"{op}: Expected more than 1 value per channel when training, got input size "
                          f"{[N * C // num_groups, num_groups] + list(input.shape[2:])}")
-    return GroupNorm.apply(input, weight, bias, int(num_groups), eps)
+    return NativeGroupNorm.apply(input, weight, bias, int(num_groups), eps)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
@@ -201,7 +201,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if math.prod(input.shape[2:]) == 1:  # PyTorch's _verify_spatial_size
         raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input size {list(input.shape)}")
     eps = _check_group_args(input, C, weight, bias, eps, op)
-    y = GroupNorm.apply(input, weight, bias, C, eps)
+    y = NativeGroupNorm.apply(input, weight, bias, C, eps)
     if running_mean is not None or running_var is not None:
         _update_running_stats(input, running_mean, running_var, momentum)
     return y

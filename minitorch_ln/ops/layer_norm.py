@@ -4,12 +4,12 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
 ``x`` ``(B, L, D)``, ``mean``/``rstd`` ``(B, L, 1)``, ``xhat = (x - mean) · rstd``,
 ``y = xhat · weight + bias``. Each op comes in four pieces:
 
-- ``LayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel of
+- ``NativeLayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel of
   :mod:`minitorch_ln.kernels` (on the CPU by default ``kernels/cpu_layernorm.py``, the formulas as
   a compiled loop over each row — the file to read beside the docs; ``kernels/layernorm.py`` is
   the same math in whole-array NumPy, and ``kernels/cuda_layernorm.py`` on the GPU). It saves
   ``x``, ``weight`` and the statistics ``mean``, ``rstd`` ``(..., 1)`` (or only ``x`` and ``weight`` with ``recompute_stats=True``); its backward applies
-- ``LayerNormBackward`` (a ``Function``): its forward is the hand-derived compact formula
+- ``NativeLayerNormBackward`` (a ``Function``): its forward is the hand-derived compact formula
 
       dx = rstd · (dxhat - mean(dxhat) - xhat · mean(dxhat · xhat)),   dxhat = dy · weight
       dweight = Σ dy · xhat,   dbias = Σ dy     (sums over every non-normalized axis)
@@ -17,7 +17,7 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
   (the kernel); its own backward, needed only for second and higher derivatives, differentiates
   the composed reference backward below, recomputing the statistics from ``x`` so that they carry
   history (see :mod:`minitorch_ln.autograd.composed`);
-- ``layer_norm``: checks its arguments, then applies ``LayerNorm``;
+- ``layer_norm``: checks its arguments, then applies ``NativeLayerNorm``;
 - ``layer_norm_composed`` and ``layer_norm_backward_composed``: the same functions built from
   primitive Tensor ops, for teaching and as the reference the tests hold the fused ones to.
 
@@ -41,7 +41,7 @@ from .norm_common import Rows, check_eps, check_input, check_param, flat, param_
 __all__ = ["layer_norm", "layer_norm_composed", "layer_norm_backward_composed"]
 
 
-class LayerNorm(Function):
+class NativeLayerNorm(Function):
     """``y = (x - mean) · rstd · weight + bias`` over ``axes``: the fused forward (one graph node)."""
 
     @staticmethod
@@ -61,7 +61,7 @@ class LayerNorm(Function):
         saved = ctx.saved_tensors
         x, weight = saved[0], saved[1]
         mean, rstd = (None, None) if ctx.recompute_stats else saved[2:]
-        grads = LayerNormBackward.apply(dy, x, weight, mean, rstd, ctx.axes, ctx.eps, ctx.bias_dtype)
+        grads = NativeLayerNormBackward.apply(dy, x, weight, mean, rstd, ctx.axes, ctx.eps, ctx.bias_dtype)
         grads = grads if isinstance(grads, tuple) else (grads,)
         dx = grads[0]
         dweight = grads[1] if weight is not None else None
@@ -69,7 +69,7 @@ class LayerNorm(Function):
         return dx, dweight, dbias, None, None, None
 
 
-class LayerNormBackward(Function):
+class NativeLayerNormBackward(Function):
     """``(dy, x, weight) -> (dx[, dweight][, dbias])``: the hand-derived backward as one node.
 
     Outputs: ``dx`` always, ``dweight`` when there is a weight, ``dbias`` when there is a bias.
@@ -147,7 +147,7 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
         raise ValueError(f"{op}: cannot normalize over zero elements (input shape {tuple(input.shape)}, axes {axes})")
     check_param(weight, "weight", rows.param_shape, input, op)
     check_param(bias, "bias", rows.param_shape, input, op)
-    return LayerNorm.apply(input, weight, bias, axes, eps, bool(recompute_stats))
+    return NativeLayerNorm.apply(input, weight, bias, axes, eps, bool(recompute_stats))
 
 
 # checked in the body, not wrapped around it: nn.LayerNorm.forward stays 5 calls from the row loop
