@@ -6,7 +6,7 @@ applies it; importing this package also attaches ``Tensor``'s operators and meth
 from .conversion import cast, clone, to_device
 from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unbroadcast, unsqueeze, view
 from .elementwise import abs, add, cos, div, erf, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
-from .selection import clamp, masked_fill, maximum, minimum, where
+from .selection import clamp, clamp_max, clamp_min, masked_fill, maximum, minimum, where
 from .comparison import eq, ge, gt, isfinite, isnan, le, logical_and, logical_not, logical_or, lt, ne
 from .activation import gelu, logsigmoid, mish, relu, sigmoid, silu, softplus, softsign, tanh, tanhshrink
 from .activation_piecewise import (

@@ -33,6 +33,7 @@ from .norms import norm
 from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, vdot
 from .random import bernoulli, bernoulli_, cauchy_, exponential_, geometric_, log_normal_, multinomial, random_
 from .reorder import _flip_method, _tile_method, fliplr, flipud, repeat, repeat_interleave, roll, rot90
+from .selection import clamp_max, clamp_min
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
@@ -109,6 +110,8 @@ METHODS = {
     "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
     # activation_piecewise.py
     "prelu": prelu, "hardshrink": hardshrink,
+    # selection.py (clamp, maximum, minimum, masked_fill are forwarded in tensor_methods.py)
+    "clamp_min": clamp_min, "clamp_max": clamp_max,
     # scan.py
     "cumsum": cumsum, "cumprod": cumprod, "logcumsumexp": logcumsumexp, "cummax": cummax, "cummin": cummin,
     # statistics.py

@@ -86,6 +86,44 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     return Clamp.apply(x, min, max)
 
 
+class ClampMin(Clamp):
+    """``clamp`` with only a lower bound, its own node so that ``grad_fn`` prints ``<ClampMinBackward0>``."""
+
+
+class ClampMax(Clamp):
+    """``clamp`` with only an upper bound (``<ClampMaxBackward0>``)."""
+
+
+def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002 - PyTorch's argument names
+    """``max(input, min)`` elementwise (``torch.clamp_min``): ``clamp(input, min=min)``.
+
+    Args:
+        input: a Tensor, any shape and dtype.
+        min: a number, or a Tensor broadcastable against ``input``.
+    Returns:
+        a Tensor of ``input``'s shape; the gradient passes where ``input >= min``.
+    Raises:
+        TypeError: ``input`` is not a Tensor, or ``min`` is None.
+    """
+    _check_bound_args(input, min, "clamp_min", "min")
+    return clamp(input, min, None) if isinstance(min, Tensor) else ClampMin.apply(input, min, None)
+
+
+def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
+    """``min(input, max)`` elementwise (``torch.clamp_max``): ``clamp(input, max=max)``; the gradient
+    passes where ``input <= max``. Raises TypeError as :func:`clamp_min`."""
+    _check_bound_args(input, max, "clamp_max", "max")
+    return clamp(input, None, max) if isinstance(max, Tensor) else ClampMax.apply(input, None, max)
+
+
+def _check_bound_args(input, bound, op: str, name: str) -> None:  # noqa: A002
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if bound is None or not isinstance(bound, (Tensor, numbers.Number)):
+        raise TypeError(f"{op}(): argument '{name}' must be a number or a Tensor, "
+                        f"not {type(bound).__name__}")
+
+
 class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
