@@ -1,9 +1,9 @@
 """LayerNorm (and RMSNorm, BatchNorm) forward and backward as compiled loops on the CPU, the math as written.
 
-Read this file next to ``docs/layernorm_backward.md`` (section 3, the compact form; section 9, the
-numerics and why a compiled loop). The NumPy kernels in :mod:`minitorch_ln.kernels.layernorm`
-compute the same formulas with whole-array operations; NumPy cannot fuse them, so each operation
-is one more pass that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
+The file to read first, next to ``docs/layernorm_backward.md``, is :mod:`minitorch_ln.kernels.layernorm`
+(the same formulas with whole-array operations, the oracle this file is tested against); read this
+one with section 9 of the docs (the numerics and why a compiled loop). NumPy cannot fuse that
+form's operations, so each is one more pass that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
 handled by a plain loop that Numba (https://numba.pydata.org) compiles to machine code, the way
 llm.c's ``layernorm_forward`` / ``layernorm_backward`` are written in C: the row is read a few
 times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once: the backward reads
@@ -47,8 +47,9 @@ are in ``cpu_batchnorm.py``. The rows are shared out over a few threads in runs 
 loop directly.
 
 Only float32 and float64 are compiled; float16 input (normalized in float32) and any array when
-Numba is not installed go to the NumPy kernels. :func:`minitorch_ln.kernels.set_cpu_kernels`
-chooses between the two; both are always tested.
+Numba is not installed go to the NumPy kernels (``layernorm.py``, the form to read and the oracle).
+``layer_norm_dispatch.py`` makes that choice, following :func:`minitorch_ln.kernels.set_cpu_kernels`;
+both are always tested.
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
 ``x`` ``(B, L, D)``, ``mean``/``rstd`` ``(B, L, 1)``, ``xhat = (x - mean) · rstd``,
 ``y = xhat · weight + bias``. Each op comes in four pieces:
 
-- ``NativeLayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel of
-  :mod:`minitorch_ln.kernels` (on the CPU by default ``kernels/cpu_layernorm.py``, the formulas as
-  a compiled loop over each row — the file to read beside the docs; ``kernels/layernorm.py`` is
-  the same math in whole-array NumPy, and ``kernels/cuda_layernorm.py`` on the GPU). It saves
+- ``NativeLayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel that
+  ``kernels/layer_norm_dispatch.py`` picks. The file to read beside the docs is
+  ``kernels/layernorm.py``, the same math in whole-array NumPy and the oracle; on the CPU the
+  default is its compiled twin ``kernels/cpu_layernorm.py`` (a loop over each row), on the GPU
+  ``kernels/cuda_layernorm.py``. It saves
   ``x``, ``weight`` and the statistics ``mean``, ``rstd`` ``(..., 1)`` (or only ``x`` and ``weight`` with ``recompute_stats=True``); its backward applies
 - ``NativeLayerNormBackward`` (a ``Function``): its forward is the hand-derived compact formula
 
