@@ -417,3 +417,20 @@ def test_grad_scaler_step_without_gradients_says_so_as_pytorch():
     scaler_t.scale((wt * 2).sum())
     with pytest.raises(AssertionError, match="No inf checks were recorded for this optimizer"):
         scaler_t.step(opt_t)
+
+
+def test_every_listed_op_wears_its_decorator_where_it_is_defined():
+    # ops/autocast.py lists, per torch op, the functions that wear @autocast(name) and the Tensor
+    # methods that reach them; the lists and the code stay in step
+    import importlib
+
+    for name, (_, functions, methods) in policies.POLICIES.items():
+        for module_name, attr in functions:
+            fn = getattr(importlib.import_module(f"minitorch_ln.ops.{module_name}"), attr)
+            assert getattr(fn, "__autocast__", (None,))[0] == name, (name, module_name, attr)
+        for method in methods:
+            m = getattr(mt.Tensor, method)
+            wrapped = getattr(m, "__autocast__", (None,))[0] == name
+            forwards = any(getattr(importlib.import_module(f"minitorch_ln.ops.{mod}"), a) is m for mod, a in functions)
+            assert wrapped or forwards or m.__module__ in ("minitorch_ln.ops.tensor_methods", "minitorch_ln.ops.methods"), \
+                (name, method)

@@ -82,8 +82,5 @@ from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodul
 from .interpolate import interpolate  # noqa: F811
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from .methods import setup_tensor
-from . import autocast as _autocast
 
 setup_tensor()  # every Tensor method and operator, listed in ops/methods.py
-
-_autocast.apply()  # the ops on PyTorch's autocast lists cast their arguments inside autocast regions

@@ -37,6 +37,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
+from .autocast import autocast
 from .elementwise import erf, exp
 from .conversion import cast
 
@@ -276,6 +277,7 @@ class Softplus(Function):
         return dy * bx.sigmoid().masked_fill(linear, 1.0), None, None  # σ(βx), 1 where linear
 
 
+@autocast("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
     """``log(1 + e^(βx))/β``, and ``x`` itself where ``βx > threshold`` (as PyTorch): ``(*)`` → ``(*)``.
 

@@ -16,6 +16,7 @@ from ..errors import warn_at_caller
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .activation import ActivationDtypeError, _check, _const, _number, _sigmoid  # noqa: F401
+from .autocast import autocast
 from .conversion import cast
 from .selection import where
 from .shape import unbroadcast
@@ -151,6 +152,7 @@ class PReLU(Function):
         return dx, dw, None
 
 
+@autocast("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` if ``x > 0`` else ``weight·x``, one weight for all or one per channel (dim 1): ``(N, C, *)`` → same.
 
@@ -383,6 +385,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     return GLU.apply(x, d)
 
 
+@autocast("softmin")
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
     """``softmax(-x, dim)``: ``(*)`` → ``(*)``; each slice along ``dim`` sums to 1.
 

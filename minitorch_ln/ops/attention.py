@@ -30,6 +30,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import device_of, generator, get_array_module
 from ..tensor import Tensor
+from .autocast import autocast
 from .conversion import cast
 from .shape import sum_to_array, unbroadcast
 
@@ -226,6 +227,7 @@ def _check_qkv(query, key, value, what):
         ) from None
 
 
+@autocast("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale=None) -> Tensor:
     """``softmax(query keyᵀ · scale + mask) value``, as ``torch.nn.functional.scaled_dot_product_attention``.

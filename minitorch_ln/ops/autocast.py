@@ -1,4 +1,4 @@
-"""Which op runs in which dtype under autocast: PyTorch's op lists, and the one place that applies them.
+"""Which op runs in which dtype under autocast: PyTorch's op lists, and the decorator each listed op wears.
 
 The lists are PyTorch's (``aten/src/ATen/autocast_mode.h`` and ``autocast_mode.cpp``, the "Autocast
 Op Reference" of the AMP docs), restricted to the ops minitorch_ln has; the CPU lists were checked
@@ -6,22 +6,21 @@ op by op against ``torch.autocast("cpu", dtype=torch.float16)`` of PyTorch 2.13 
 The policies (``lower``, ``fp32``, ``fp32_opt_dtype``, ``promote``, ``banned``, ``as_is``) are explained in
 :mod:`minitorch_ln.autograd.autocast_state`.
 
-:func:`apply` runs once, at the end of ``ops/__init__.py``: it replaces each listed function, in its
-module and in the ``ops`` namespace, and each listed Tensor method, by the wrapper of
-:func:`~minitorch_ln.autograd.autocast_state.autocast_op`. Calls *between* ops inside this package
-bind the unwrapped functions at import time, so an op's own parts never cast again (PyTorch's
-autocast acts at the op a user calls, not inside it). An op not listed runs in its inputs' dtypes
-under the usual promotion (``float16 + float32`` gives float32).
+Autocast is applied one way, visibly where each op is defined: ``@autocast("matmul")`` above
+``def matmul`` (the wrapper of :func:`~minitorch_ln.autograd.autocast_state.autocast_op`). Each
+entry below names the function(s) that wear it and the Tensor methods that reach it (a method is
+the function itself or a one-line forward to it, ``ops/methods.py``); ``tests/test_autocast.py``
+holds the two in step. Inside a wrapped op nothing casts again (PyTorch's autocast acts at the op a
+user calls, not inside it). ``layer_norm`` checks ``autocast_acting()`` in its body instead (one
+frame less on the way to the row loop). An op not listed runs in its inputs' dtypes under the
+usual promotion (``float16 + float32`` gives float32).
 """
 
 from __future__ import annotations
 
-import sys
-
 from ..autograd.autocast_state import autocast_op
-from ..tensor import Tensor
 
-__all__ = ["POLICIES", "apply", "wrap", "policy_of"]
+__all__ = ["POLICIES", "autocast", "wrap", "policy_of"]
 
 _BOTH_LOWER = {"cuda": "lower", "cpu": "lower"}
 _CUDA_FP32 = {"cuda": "fp32"}
@@ -42,7 +41,7 @@ def _lrn_policy(args, kwargs):
     return "fp32" if getattr(x, "ndim", 0) >= 4 else "as_is"
 
 
-# torch name: (policies by device type, [(ops module, function name)], [Tensor method names])
+# torch name: (policies by device type, [(ops module, function wearing @autocast(name))], [Tensor methods reaching it])
 POLICIES = {
     # lower precision (float16): the GEMM-shaped ops
     "matmul": (_BOTH_LOWER, [("matmul", "matmul")], ["matmul", "__matmul__", "__rmatmul__"]),
@@ -77,14 +76,14 @@ POLICIES = {
     "pow": (_CUDA_FP32, [("elementwise", "pow")], ["pow", "__pow__", "__rpow__"]),
     "rtruediv": (_CUDA_FP32, [], ["__rtruediv__"]),
     "softplus": (_CUDA_FP32, [("activation", "softplus")], []),
-    "layer_norm": (_CUDA_FP32, [], []),
+    "layer_norm": (_CUDA_FP32, [], []),  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
     "group_norm": (_CUDA_FP32, [("group_norm", "group_norm")], []),
     # composed in PyTorch (avg_pool of squares, then pow: float32 on CUDA), one fused op here
     "local_response_norm": ({"cuda": "fp32", "cpu": _lrn_policy},
                             [("local_response_norm", "local_response_norm")], []),
     "pad": ({"cpu": _pad_policy}, [("padding", "pad")], []),
     "inverse": ({"cpu": "fp32"}, [("linalg_ops", "inv")], ["inverse"]),
-    "interpolate": (_CUDA_FP32, [("interpolate", "interpolate")], []),  # PyTorch's upsample_* kernels  # layer_norm checks autocast_acting() itself (ops/layer_norm.py)
+    "interpolate": (_CUDA_FP32, [("interpolate", "interpolate")], []),  # PyTorch's upsample_* kernels
     "logsumexp": (_CUDA_FP32, [("reduction", "logsumexp")], ["logsumexp"]),
     "cosine_similarity": (_CUDA_FP32, [("distance", "cosine_similarity")], []),
     "normalize": (_CUDA_FP32, [("distance", "normalize")], []),
@@ -150,19 +149,6 @@ def policy_of(name: str, device_type: str):
     return entry[0].get(device_type) if entry else None
 
 
-def apply() -> None:
-    """Wrap every listed op in its module, in the ``ops`` namespace, and as a Tensor method."""
-    ops_ns = sys.modules[__name__.rsplit(".", 1)[0]]
-    for name, (_, functions, methods) in POLICIES.items():
-        for module_name, attr in functions:
-            module = sys.modules[f"{ops_ns.__name__}.{module_name}"]
-            original = getattr(module, attr)
-            w = wrap(name, original)
-            setattr(module, attr, w)
-            for alias, value in list(vars(ops_ns).items()):  # its name in ops, and aliases (inverse = inv)
-                if value is original:
-                    setattr(ops_ns, alias, w)
-        for method in methods:
-            original = Tensor.__dict__.get(method)
-            if original is not None:
-                setattr(Tensor, method, wrap(name, original))
+def autocast(name: str):
+    """Decorator: the op below runs under the autocast policies of the torch op ``name`` (:data:`POLICIES`)."""
+    return lambda fn: wrap(name, fn)

@@ -21,6 +21,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, IntegerDivisionByZero, OptionError
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
+from .autocast import autocast
 from .conversion import cast
 from .selection import where
 from .shape import unbroadcast
@@ -84,6 +85,7 @@ class Atan2(Function):
         return da, db
 
 
+@autocast("atan2")
 def atan2(input, other) -> Tensor:  # noqa: A002 - PyTorch's argument names
     """The angle of the point ``(other, input)``, in ``[-π, π]``, elementwise (broadcast shape; ints
     give float32). ``d/dinput = other/(input² + other²)``, ``d/dother = -input/(input² + other²)``;

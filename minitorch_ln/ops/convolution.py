@@ -22,6 +22,7 @@ from ..kernels import im2col as K
 from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
+from .autocast import autocast
 
 
 ConvDtypeError = DtypeError  # minitorch_ln/errors.py
@@ -220,6 +221,7 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     return y.squeeze(0) if unbatched else y
 
 
+@autocast("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """2-d cross-correlation, as ``torch.nn.functional.conv2d``.
 
@@ -237,6 +239,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """1-d cross-correlation, as ``torch.nn.functional.conv1d``: ``input (N, C, L)`` or ``(C, L)``,
     ``weight (O, C/groups, k)`` → ``(N, O, OL)``. Runs as :func:`conv2d` on a height-1 image; same
@@ -280,6 +283,7 @@ def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding
     return y.squeeze(0) if unbatched else y
 
 
+@autocast("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
     """2-d transposed convolution (the gradient of :func:`conv2d` with respect to its input), as
@@ -294,6 +298,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation)
 
 
+@autocast("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
     """1-d transposed convolution: ``input (N, Cin, L)`` or ``(Cin, L)``, ``weight (Cin, Cout/groups, k)``

@@ -18,6 +18,7 @@ import numbers
 
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim, promote
+from .autocast import autocast
 from .loss_regression import check_tensors, clamp_min_straight_through
 from .shape import broadcast_to, unsqueeze
 
@@ -30,6 +31,7 @@ def _p(p, op, allow_negative=True):
     return float(p)
 
 
+@autocast("normalize")
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:  # noqa: A002
     """``input / max(‖input‖_p, eps)`` along ``dim``: ``(*)`` → ``(*)``, same float dtype.
 
@@ -48,6 +50,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     return input / denom
 
 
+@autocast("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine similarity along ``dim`` of ``x1`` and ``x2`` broadcast together: ``(*, D, *)`` → ``(*, *)``.
 
@@ -89,6 +92,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return diff.norm(_p(p, "pairwise_distance"), -1, keepdim=keepdim)
 
 
+@autocast("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """All pairwise ``p``-norm distances: ``(B, P, M)``, ``(B, R, M)`` → ``(B, P, R)`` (batch dims broadcast).
 

@@ -25,6 +25,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import promote
+from .autocast import autocast
 from .shape import reshape
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order: A-Z before a-z
@@ -129,6 +130,7 @@ def _from_sublists(args):
     return eq, ops
 
 
+@autocast("einsum")
 def einsum(*args) -> Tensor:
     """Einstein summation: ``einsum('bij,bjk->bik', a, b)`` is a batched matrix product.
 

@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, check_int_exponent, int_pow, number_operands, promote, refuse_bool_sub, require_float
+from .autocast import autocast
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
 
@@ -224,6 +225,7 @@ class Pow(Function):
         return da, db
 
 
+@autocast("pow")
 def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
     """``a ** b``, elementwise and broadcast.
 
@@ -271,6 +273,7 @@ class Exp(Function):
         return dy * y
 
 
+@autocast("exp")
 def exp(x: Tensor) -> Tensor:
     """``e^x``; ``dx = dy·e^x`` (the saved output). Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "exp")
@@ -290,6 +293,7 @@ class Log(Function):
         return dy / x  # ±inf at x = 0 (the sign of dy), as PyTorch
 
 
+@autocast("log")
 def log(x: Tensor) -> Tensor:
     """Natural logarithm (``-inf`` at 0, NaN below); ``dx = dy / x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "log")
@@ -335,6 +339,7 @@ class Rsqrt(Function):
         return dy * (-0.5) * y * y * y
 
 
+@autocast("rsqrt")
 def rsqrt(x: Tensor) -> Tensor:
     """``1/√x``; ``dx = -dy·y³/2``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
     require_float(x, "rsqrt")

@@ -31,6 +31,7 @@ from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module
 from ..errors import OptionError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast
 from .batch_norm import batch_norm
 from .norm_common import check_eps, check_input, check_param, stat_cast
 
@@ -124,6 +125,7 @@ def _check_group_args(input, num_groups, weight, bias, eps, op: str) -> float:
     return check_eps(eps, op)
 
 
+@autocast("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Group normalization (Wu & He, 2018), as ``torch.nn.functional.group_norm``: fused, one graph node.

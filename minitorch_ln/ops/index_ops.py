@@ -21,6 +21,7 @@ from ..kernels.scatter import along_dim_index, scatter_reduce_at
 from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dim
+from .autocast import autocast
 from .conversion import cast
 from .scatter import IndexDtypeError, check_bounds, index_array
 from .shape import broadcast_to, reshape
@@ -164,6 +165,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return _result(IndexAdd.apply(_as_1d(input), source, idx, dim, alpha), input)
 
 
+@autocast("index_copy")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``out = input`` with ``out[..., index[k], ...] = source[..., k, ...]`` along ``dim``.
 

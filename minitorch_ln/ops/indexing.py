@@ -23,6 +23,7 @@ from ..errors import ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, promote
+from .autocast import autocast
 from .conversion import cast
 from .selection import masked_fill
 from .shape import unbroadcast, unsqueeze
@@ -268,6 +269,7 @@ def _same_dtype(tensors, op):
     return [cast(t, dt) for t in tensors]
 
 
+@autocast("cat")
 @axis_alias
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``: ``(a, n1, b)``, ``(a, n2, b)`` → ``(a, n1+n2, b)``.
@@ -292,6 +294,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return Cat.apply(*tensors, dim=d)
 
 
+@autocast("stack")
 @axis_alias
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape ``S`` along a new dimension ``dim``: ``k`` tensors → ``S`` with ``k`` inserted.

@@ -26,6 +26,7 @@ from ..autograd.function import Function
 from ..kernels import interpolate as K
 from ..tensor import Tensor
 from ._util import require_float
+from .autocast import autocast
 
 
 # ================================================================================ Functions
@@ -144,6 +145,7 @@ def _check_sizes(x, out):
 
 
 # ================================================================================ interpolate
+@autocast("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False) -> Tensor:
     """Resize ``(N, C, L)`` or ``(N, C, H, W)`` to ``(N, C, *size)``, as ``torch.nn.functional.interpolate``.

@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast
 
 
 class LinAlgError(RuntimeError):
@@ -72,6 +73,7 @@ class Inv(Function):
         return -(yt @ dy @ yt)  # (*, n, n)
 
 
+@autocast("inverse")
 def inv(A: Tensor) -> Tensor:
     """``A⁻¹`` for ``A`` of shape ``(*, n, n)``, float32/float64; same shape and dtype.
 

@@ -23,6 +23,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
 from ..kernels.lrn import work_dtype
 from ..tensor import Tensor
+from .autocast import autocast
 from .padding import pad
 
 __all__ = ["local_response_norm", "local_response_norm_backward_composed", "local_response_norm_composed"]
@@ -88,6 +89,7 @@ def _check_args(input, size, alpha, beta, k) -> None:
             raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
 
 
+@autocast("local_response_norm")
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """Local response normalization across channels, as ``torch.nn.functional.local_response_norm``.

@@ -22,6 +22,7 @@ from ..backend import get_array_module
 from ..errors import ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import require_float
+from .autocast import autocast
 from .softmax import _fused_rows, _shifted, log_softmax, softmax
 
 
@@ -312,6 +313,7 @@ def _check_weight(weight, n_classes, input, op):
     return weight.array.astype(input.dtype, copy=False)
 
 
+@autocast("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,  # noqa: A002
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Cross entropy between logits and targets, as ``torch.nn.functional.cross_entropy``.
@@ -375,6 +377,7 @@ class NLLLoss(Function):
         return _class_back(-(dy * a), ctx.ndim), None, None, None, None
 
 
+@autocast("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,  # noqa: A002
              reduction: str = "mean") -> Tensor:
     """Negative log likelihood of log-probabilities ``input`` ``(N, C)``/``(N, C, d1, ...)``/``(C,)`` at class-index ``target``.
@@ -392,6 +395,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     return NLLLoss.apply(input, target, w, int(ignore_index), reduction)
 
 
+@autocast("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:  # noqa: A002
     """Mean squared error ``(input - target)²``, reduced by ``mean``, ``sum`` or not (``none``).
 

@@ -24,6 +24,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
+from .autocast import autocast
 from .distance import pairwise_distance
 from .loss_regression import check_tensors, reduce_loss, resolve_reduction
 from .selection import minimum, where
@@ -76,6 +77,7 @@ class BinaryCrossEntropy(Function):
         return dx, dt, None
 
 
+@autocast("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                          reduction: str = "mean") -> Tensor:
     """Binary cross entropy of probabilities ``input`` in [0, 1]: ``(*)``, ``(*)`` → 0-d or ``(*)``.
@@ -149,6 +151,7 @@ class BinaryCrossEntropyWithLogits(Function):
         return dx, dt, None, None
 
 
+@autocast("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """Sigmoid + binary cross entropy in one stable node: logits ``(*)``, target ``(*)`` → 0-d or ``(*)``.
@@ -169,6 +172,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return reduce_loss(BinaryCrossEntropyWithLogits.apply(x, t, w, pw), reduction)
 
 
+@autocast("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:  # noqa: A002
     """Two-class logistic loss ``log(1 + exp(-y·x))`` for ``y ∈ {1, -1}``: ``(*)``, ``(*)`` → 0-d or ``(*)``.
 
@@ -189,6 +193,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
 _COS_EPS = 1e-12  # ATen's EPSILON in cosine_embedding_loss
 
 
+@autocast("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                           reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``y = 1``, ``max(0, cos(x1, x2) - margin)`` where ``y = -1`` (0 for other y).
@@ -218,6 +223,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     return reduce_loss(loss, reduction)
 
 
+@autocast("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
     """``max(0, -y·(x1 - x2) + margin)``: ``(N,)``/``()`` each (broadcast) → 0-d or ``(N,)``.
@@ -234,6 +240,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
     return reduce_loss((-target * (x1 - x2) + margin).clamp(min=0), reduction)
 
 
+@autocast("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` :func:`pairwise_distance` (Balntas et al., 2016).

@@ -23,6 +23,7 @@ from ..backend import get_array_module
 from ..errors import warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
+from .autocast import autocast
 from .selection import clamp, where
 from .shape import unbroadcast, unsqueeze
 
@@ -105,6 +106,7 @@ def _weighted(loss, weight, input, reduction, op, mean_by_weight):  # noqa: A002
 # ==================================================================================================
 
 
+@autocast("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002
             weight=None) -> Tensor:
     """Mean absolute error ``|input - target|``: ``(*)``, ``(*)`` (broadcast, with PyTorch's warning) → 0-d or ``(*)``.
@@ -152,6 +154,7 @@ def _number(v, name, op):
     return float(v)
 
 
+@autocast("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002
                    beta: float = 1.0) -> Tensor:
     """Smooth L1 (Girshick, 2015): ``½ d²/β`` for ``|d| < β``, else ``|d| - ½β``; ``d = input - target``.
@@ -170,6 +173,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return reduce_loss(Huber.apply(x, t, beta, 1.0 / beta), reduction)
 
 
+@autocast("huber_loss")
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:  # noqa: A002
     """Huber loss (Huber, 1964): ``½ d²`` for ``|d| < δ``, else ``δ(|d| - ½δ)``; ``d = input - target``.
 
@@ -193,6 +197,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
 # ==================================================================================================
 
 
+@autocast("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002
            log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence with ``input`` the log-probabilities: ``(*)``, ``(*)`` (broadcast) → 0-d or ``(*)``.
@@ -226,6 +231,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     return reduce_loss(loss, reduction)
 
 
+@autocast("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,  # noqa: A002
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     """Poisson negative log likelihood: ``exp(input) - target·input`` (``log_input=True``) or

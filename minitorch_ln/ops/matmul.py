@@ -16,6 +16,7 @@ from ..backend import get_array_module
 from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import promote
+from .autocast import autocast
 from .shape import unbroadcast
 from .shape import reshape, transpose, unsqueeze, squeeze
 
@@ -36,6 +37,7 @@ class MatMul(Function):
         return da, db
 
 
+@autocast("matmul")
 def matmul(a, b) -> Tensor:
     """Matrix product: ``(..., n, k) @ (..., k, m) -> (..., n, m)``, batch dims broadcast.
 
@@ -143,6 +145,7 @@ class LinearBackward(Function):
         return ddy, x_grad, w_grad, None, None, None
 
 
+@autocast("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """``input @ weight.T + bias``: ``(*, in)`` with ``(out, in)`` and ``(out,)`` → ``(*, out)``.
 

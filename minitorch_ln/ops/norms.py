@@ -19,6 +19,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dims
+from .autocast import autocast
 from .conversion import cast
 from .selection import where
 from .scan import DtypeError, OptionError, axis_alias
@@ -105,6 +106,7 @@ def _float_input(x, dtype, op):
     return x
 
 
+@autocast("linalg_vector_norm")
 @axis_alias
 def linalg_vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The vector ``ord``-norm of ``x`` over ``dim`` (an int, a tuple, or None for all), ``torch.linalg.vector_norm``.
@@ -152,6 +154,7 @@ class SingularValues(Function):
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
+@autocast("linalg_matrix_norm")
 def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
     """The matrix norm of ``A`` over the two dims ``dim`` (``torch.linalg.matrix_norm``); ``A`` is ``(*, m, n)``.
 
@@ -195,6 +198,7 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
     return col.amax(d1, keepdim) if ord > 0 else col.amin(d1, keepdim)
 
 
+@autocast("norm")
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """``torch.norm``: a number ``p`` is :func:`linalg_vector_norm` over ``dim`` (all for None; None means 2);
     ``'fro'`` over at most two dims is the vector 2-norm; ``'nuc'`` is :func:`linalg_matrix_norm` over

@@ -17,6 +17,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
+from .autocast import autocast
 from .interpolate import AxisTaps
 
 
@@ -51,6 +52,7 @@ _SUPPORTED = ("  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
               "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
+@autocast("pad")
 def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     """Pad the last ``len(pad)//2`` dimensions, as ``torch.nn.functional.pad``.
 

@@ -16,6 +16,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim
+from .autocast import autocast
 from .einsum import _LETTERS, einsum
 from .selection import where
 from .shape import reshape
@@ -36,6 +37,7 @@ def _dims(x) -> str:
     return "x".join(str(n) for n in x.shape) if x.ndim else "()"
 
 
+@autocast("mm")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix product of ``(n, k)`` and ``(k, m)`` → ``(n, m)``; no broadcasting, one dtype.
 
@@ -52,6 +54,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return input @ mat2
 
 
+@autocast("bmm")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product ``(B, n, k) @ (B, k, m)`` → ``(B, n, m)``; no broadcasting, one dtype.
 
@@ -68,6 +71,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return input @ mat2
 
 
+@autocast("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product ``(n, m) @ (m,)`` → ``(n,)``.
 
@@ -83,6 +87,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return input @ vec
 
 
+@autocast("dot")
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of one size → a 0-d tensor (0 for empty vectors).
 
@@ -99,6 +104,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return input @ tensor
 
 
+@autocast("vdot")
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """``Σ conj(input) · other`` for 1-D tensors; minitorch_ln has no complex dtypes, so this is :func:`dot`."""
     return dot(input, other)
@@ -132,6 +138,7 @@ def _scaled_sum(op, input, prod, beta, alpha):
     return out + (input if beta == 1 else input * beta)
 
 
+@autocast("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to ``(n, m)``; ``beta=0`` ignores it.
 
@@ -142,6 +149,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
+@autocast("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)``; ``input`` broadcasts to ``(B, n, m)``. Raises as :func:`bmm`."""
     _need_tensors("baddbmm", input=input)
@@ -149,6 +157,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
+@autocast("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """Contract ``a``'s dims ``dims[0]`` with ``b``'s ``dims[1]`` (or ``a``'s last ``dims`` with ``b``'s first).
 
@@ -240,6 +249,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return Cross.apply(a, b, d)
 
 
+@autocast("cross")
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     """``torch.cross``: as :func:`linalg_cross`, but ``dim=None`` takes the first dim of size 3 (with
     PyTorch's deprecation warning). Raises ShapeError when there is none."""

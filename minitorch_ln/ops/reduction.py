@@ -19,6 +19,7 @@ from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims, require_float
+from .autocast import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
 from .elementwise import exp
@@ -65,6 +66,7 @@ class Sum(Function):
         return broadcast_to(dy, ctx.in_shape), None, None
 
 
+@autocast("sum")
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
 
@@ -381,6 +383,7 @@ class LogSumExp(Function):
             return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
 
 
+@autocast("logsumexp")
 def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
     float32; ``-inf`` over an empty dim (as PyTorch).

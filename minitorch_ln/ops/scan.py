@@ -18,6 +18,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
+from .autocast import autocast
 from .conversion import cast
 
 
@@ -153,6 +154,7 @@ class CumSum(Function):
         return CumSum.apply(dy, ctx.axis, not ctx.reverse), None, None
 
 
+@autocast("cumsum")
 @axis_alias
 def cumsum(input: Tensor, dim: int, dtype=None) -> Tensor:
     """Cumulative sum ``y_i = Σ_{j<=i} x_j`` along ``dim`` (``torch.cumsum``); same shape as ``input``.
@@ -193,6 +195,7 @@ class CumProd(Function):
         return exclusive * s, None
 
 
+@autocast("cumprod")
 @axis_alias
 def cumprod(input: Tensor, dim: int, dtype=None) -> Tensor:
     """Cumulative product ``y_i = Π_{j<=i} x_j`` along ``dim`` (``torch.cumprod``); same shape.

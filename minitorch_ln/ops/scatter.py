@@ -21,6 +21,7 @@ from ..kernels.scatter import along_dim_index, scatter_reduce_at
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim
+from .autocast import autocast
 from .selection import where
 from .shape import broadcast_to, reshape
 
@@ -171,6 +172,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return reshape(out, index.shape) if index.ndim == 0 else out
 
 
+@autocast("scatter_add")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``out = input`` with ``out[i][index[i][j]] += src[i][j]`` (``dim=1``), repeated indices adding up.
 

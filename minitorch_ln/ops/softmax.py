@@ -24,6 +24,7 @@ from ..autograd.composed import double_backward
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float
+from .autocast import autocast
 
 # ==================================================================================================
 # softmax, log_softmax
@@ -126,6 +127,7 @@ class Softmax(Function):
         return SoftmaxBackward.apply(dy, y, ctx.dim, False), None
 
 
+@autocast("softmax")
 @axis_alias
 def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``exp(x) / Σ exp(x)`` along ``dim``; same shape and dtype as ``input``.
@@ -162,6 +164,7 @@ class LogSoftmax(Function):
         return SoftmaxBackward.apply(dy, y, ctx.dim, True), None
 
 
+@autocast("log_softmax")
 @axis_alias
 def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``x - logsumexp(x)`` along ``dim``, computed stably; same shape and dtype as ``input``.

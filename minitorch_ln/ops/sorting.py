@@ -17,6 +17,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
+from .autocast import autocast
 from .selection import where
 from .scan import DtypeError, OptionError, _scan_arrays, axis_alias, take_along
 from .shape import permute, reshape, squeeze, unsqueeze
@@ -219,6 +220,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
+@autocast("quantile")
 @axis_alias
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles of ``input`` along ``dim`` (all elements for None), as ``torch.quantile``.

@@ -14,6 +14,7 @@ from .. import backend
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims
+from .autocast import autocast
 from .conversion import cast
 from .scan import DtypeError, axis_alias, cumprod
 from .shape import reshape
@@ -26,6 +27,7 @@ def _check_tensor(x, op):
         raise TypeError(f"{op}: expected a Tensor as input, got {type(x).__name__}")
 
 
+@autocast("prod")
 @axis_alias
 def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Product of all elements (0-d) or along the int ``dim`` (``torch.prod``).

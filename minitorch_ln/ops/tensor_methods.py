@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 from .activation import relu, sigmoid, tanh
+from .autocast import autocast
 from .division import div_rounding
 from .bitwise import bitwise_and, bitwise_not, bitwise_or
 from .comparison import eq, ge, gt, le, lt, ne
@@ -126,6 +127,7 @@ class _Methods:
 
     __truediv__ = div
 
+    @autocast("rtruediv")  # on PyTorch's CUDA float32 list (x / y is not)
     def __rtruediv__(self, other):
         return div(other, self)
 

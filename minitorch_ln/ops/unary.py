@@ -19,6 +19,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
+from .autocast import autocast
 from .conversion import cast
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -201,6 +202,7 @@ class Reciprocal(Function):
         return -(dy * y) * y  # d/dx 1/x = -1/x² = -y², as (dy·y)·y: y² alone overflows (y = 1e20) where dy·y² need not
 
 
+@autocast("reciprocal")
 def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
     """``1/x`` (±inf at ±0); integers and bool give float32 (as PyTorch). ``dx = -dy·y²``."""
     return Reciprocal.apply(_float_operand(input, "reciprocal"))
@@ -281,16 +283,19 @@ class Expm1(_OfOutput):
     grad = staticmethod(lambda y, dy: dy * (y + 1.0))  # e^x = y + 1
 
 
+@autocast("log2")
 def log2(input: Tensor) -> Tensor:  # noqa: A002
     """``log₂ x`` (-inf at 0, NaN below); integers and bool give float32. ``dx = dy / (x ln 2)``."""
     return Log2.apply(_float_operand(input, "log2"))
 
 
+@autocast("log10")
 def log10(input: Tensor) -> Tensor:  # noqa: A002
     """``log₁₀ x`` (-inf at 0, NaN below); integers and bool give float32. ``dx = dy / (x ln 10)``."""
     return Log10.apply(_float_operand(input, "log10"))
 
 
+@autocast("log1p")
 def log1p(input: Tensor) -> Tensor:  # noqa: A002
     """``log(1 + x)``, accurate near 0 (-inf at -1, NaN below); ints give float32. ``dx = dy / (1 + x)``."""
     return Log1p.apply(_float_operand(input, "log1p"))
@@ -301,6 +306,7 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
     return Exp2.apply(_float_operand(input, "exp2"))
 
 
+@autocast("expm1")
 def expm1(input: Tensor) -> Tensor:  # noqa: A002
     """``e^x - 1``, accurate near 0; integers and bool give float32. ``dx = dy·e^x``."""
     return Expm1.apply(_float_operand(input, "expm1"))
@@ -323,6 +329,7 @@ class NanToNum(Function):
         return dy * Tensor._from_op(ctx.finite.astype(dy.dtype)), None, None, None  # replaced entries: 0
 
 
+@autocast("nan_to_num")
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
     """NaN → ``nan``, +inf → ``posinf``, -inf → ``neginf`` (default: the dtype's largest / lowest
     finite value, as PyTorch). Same shape and dtype (integer and bool tensors are copied as they

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
+from .autocast import autocast
 from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 
@@ -76,16 +77,19 @@ class Atanh(_OfInput):
     grad = staticmethod(lambda x, dy: dy / _one_minus_x2(x))  # 1/(1 - x²)
 
 
+@autocast("tan")
 def tan(input: Tensor) -> Tensor:  # noqa: A002
     """``tan x``; integers and bool give float32. ``dx = dy·(1 + tan² x)``."""
     return Tan.apply(_float_operand(input, "tan"))
 
 
+@autocast("asin")
 def asin(input: Tensor) -> Tensor:  # noqa: A002
     """``arcsin x`` (NaN outside [-1, 1]); ints give float32. ``dx = dy / √((1 - x)(1 + x))``."""
     return Asin.apply(_float_operand(input, "asin"))
 
 
+@autocast("acos")
 def acos(input: Tensor) -> Tensor:  # noqa: A002
     """``arccos x`` (NaN outside [-1, 1]); ints give float32. ``dx = -dy / √((1 - x)(1 + x))``."""
     return Acos.apply(_float_operand(input, "acos"))
@@ -96,11 +100,13 @@ def atan(input: Tensor) -> Tensor:  # noqa: A002
     return Atan.apply(_float_operand(input, "atan"))
 
 
+@autocast("sinh")
 def sinh(input: Tensor) -> Tensor:  # noqa: A002
     """``sinh x``; integers and bool give float32. ``dx = dy·cosh x``."""
     return Sinh.apply(_float_operand(input, "sinh"))
 
 
+@autocast("cosh")
 def cosh(input: Tensor) -> Tensor:  # noqa: A002
     """``cosh x``; integers and bool give float32. ``dx = dy·sinh x``."""
     return Cosh.apply(_float_operand(input, "cosh"))
@@ -141,6 +147,7 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
     return Erfc.apply(_float_operand(input, "erfc"))
 
 
+@autocast("erfinv")
 def erfinv(input: Tensor) -> Tensor:  # noqa: A002
     """Inverse of ``erf`` on (-1, 1) (±inf at ±1, NaN outside); ints give float32. ``dx = dy·√π/2·e^(y²)``."""
     return Erfinv.apply(_float_operand(input, "erfinv"))

@@ -22,6 +22,7 @@ from ..backend import get_array_module
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dim
+from .autocast import autocast
 from .indexing import IndexBackward, _normalize_index
 from .index_ops import index_add, index_copy, index_fill, masked_scatter
 from .scatter import scatter, scatter_add, scatter_reduce
@@ -208,6 +209,7 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 # ==================================================================================================
 
 
+@autocast("index_put")
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:  # noqa: A002
     """``input`` with ``values`` put at ``input[indices]``, or added there when ``accumulate`` (repeated
     positions then add up, as PyTorch), out of place; ``indices`` is a tuple of index tensors.
