@@ -6,7 +6,7 @@ everywhere; ``'cuda'`` without a GPU warns and disables itself, as PyTorch does;
 warns and disables). Inside an enabled region the ops on PyTorch's autocast lists cast their
 arguments as PyTorch's do: matmul, linear, the convolutions and attention run in float16; exp, log,
 pow, softmax, layer_norm, the losses and the reductions in float32; the others in their inputs'
-dtypes (:mod:`minitorch_ln.ops.autocast` has the lists, :mod:`minitorch_ln.autograd.autocast_state`
+dtypes (:mod:`minitorch_ln.ops.autocast_policies` has the lists, :mod:`minitorch_ln.autograd.autocast_state`
 the rule). ``'cuda'`` regions act on GPU tensors with PyTorch's CUDA lists, ``'cpu'`` regions on CPU
 tensors with its CPU lists. The low-precision dtype is float16: PyTorch's CPU default, bfloat16,
 does not exist in NumPy or CuPy, so ``autocast("cpu")`` without ``dtype=float16`` warns and runs
@@ -31,13 +31,13 @@ import numpy as np
 from . import backend
 from .autograd import autocast_state
 from .dtypes import UnsupportedDtype as _UnsupportedDtype, bfloat16  # the one placeholder of bfloat16
-from .ops.autocast import POLICIES
+from .ops.autocast_policies import POLICIES
 from .tensor import Tensor, tensor
 
 __all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype", "bfloat16",
            "CpuAutocast", "CudaAutocast", "CudaGradScaler", "FLOAT16_OPS", "FLOAT32_OPS"]
 
-# The ops that run in float16 / float32 in CUDA autocast regions (all the lists: ops.autocast.POLICIES).
+# The ops that run in float16 / float32 in CUDA autocast regions (all the lists: ops.autocast_policies.POLICIES).
 FLOAT16_OPS = tuple(n for n, (p, _, _) in POLICIES.items() if p.get("cuda") == "lower")
 FLOAT32_OPS = tuple(n for n, (p, _, _) in POLICIES.items() if p.get("cuda") in ("fp32", "fp32_opt_dtype"))
 

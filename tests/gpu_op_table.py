@@ -29,7 +29,7 @@ def _ops(name):
 act, actp, binary, bitwise = _ops("activation"), _ops("activation_piecewise"), _ops("binary"), _ops("bitwise")
 convolution, distance, division, einsum = _ops("convolution"), _ops("distance"), _ops("division"), _ops("einsum")
 grids, index_ops, ldec, lops = _ops("grids"), _ops("index_ops"), _ops("linalg_decomp"), _ops("linalg_ops")
-lmar, lreg, norms, padding = _ops("loss_margin"), _ops("loss_regression"), _ops("norms"), _ops("padding")
+lmar, lreg, norms, padding = _ops("loss_margin"), _ops("loss_regression"), _ops("linalg_norms"), _ops("padding")
 pooling, products, reorder, scan = _ops("pooling"), _ops("products"), _ops("reorder"), _ops("scan")
 scatter, sorting, stacking, stats = _ops("scatter"), _ops("sorting"), _ops("stacking"), _ops("statistics")
 unary, unary_trig, view_ops = _ops("unary"), _ops("unary_trig"), _ops("view_ops")

@@ -13,7 +13,7 @@ import minitorch_ln.nn.functional as F
 from helpers import compare_with_torch, torch
 from minitorch_ln import amp
 from minitorch_ln.autograd import autocast_state
-from minitorch_ln.ops import autocast as policies
+from minitorch_ln.ops import autocast_policies as policies
 
 TF = torch.nn.functional
 F16 = dict(rtol=2e-2, atol=2e-2)  # both sides compute in float16: they differ by its rounding
@@ -420,7 +420,7 @@ def test_grad_scaler_step_without_gradients_says_so_as_pytorch():
 
 
 def test_every_listed_op_wears_its_decorator_where_it_is_defined():
-    # ops/autocast.py lists, per torch op, the functions that wear @autocast(name) and the Tensor
+    # ops/autocast_policies.py lists, per torch op, the functions that wear @autocast(name) and the Tensor
     # methods that reach them; the lists and the code stay in step
     import importlib
 

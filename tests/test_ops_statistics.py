@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
-from minitorch_ln.ops.norms import linalg_matrix_norm, linalg_vector_norm, norm
+from minitorch_ln.ops.linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
 from minitorch_ln.ops.statistics import aminmax, count_nonzero, prod, std_mean, var_mean
 
 INF = math.inf

@@ -2,7 +2,7 @@
 
 ``torch.autocast`` regions (:mod:`minitorch_ln.amp`) set, per thread and per device type
 (``"cpu"``, ``"cuda"``), whether autocast is on and its low-precision dtype (float16 here: NumPy
-and CuPy have no bfloat16). The ops named in :mod:`minitorch_ln.ops.autocast` are wrapped with
+and CuPy have no bfloat16). The ops named in :mod:`minitorch_ln.ops.autocast_policies` are wrapped with
 :func:`autocast_op`; inside an enabled region the wrapper casts the op's tensor arguments by the
 op's *policy*, PyTorch's (``aten/src/ATen/autocast_mode.h``, "Autocast Op Reference" of the AMP docs):
 

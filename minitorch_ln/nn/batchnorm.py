@@ -13,7 +13,7 @@ import numbers
 
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import ones, zeros
-from ..ops.norm_common import check_eps as _check_eps
+from ..ops.normalization_common import check_eps as _check_eps
 from ..tensor import tensor
 from . import functional as F
 from .module import Module

@@ -33,7 +33,7 @@ from ..ops.interpolate import interpolate  # noqa: F401 - re-exported
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
-from ..ops.autocast import wrap as _autocast_wrap
+from ..ops.autocast_policies import wrap as _autocast_wrap
 from ..tensor import Tensor
 
 

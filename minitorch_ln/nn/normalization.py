@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.grad_mode import no_grad
-from ..ops.norm_common import check_eps as _check_eps
+from ..ops.normalization_common import check_eps as _check_eps
 from ..ops.creation import ones, zeros
 from . import functional as F
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d

@@ -12,7 +12,7 @@ import warnings
 
 from ..ops.creation import ones, zeros
 from ..ops.group_norm import group_norm, instance_norm
-from ..ops.norm_common import check_eps as _check_eps
+from ..ops.normalization_common import check_eps as _check_eps
 from ..tensor import Tensor
 from .batchnorm import _fill, _NormBase
 from .module import Module

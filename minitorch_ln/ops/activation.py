@@ -37,7 +37,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 from .elementwise import erf, exp
 from .conversion import cast
 

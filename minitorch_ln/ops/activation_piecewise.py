@@ -16,7 +16,7 @@ from ..errors import warn_at_caller
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .activation import ActivationDtypeError, _check, _const, _number, _sigmoid  # noqa: F401
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .selection import where
 from .shape import unbroadcast

@@ -30,7 +30,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import device_of, generator, get_array_module
 from ..tensor import Tensor
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .shape import sum_to_array, unbroadcast
 

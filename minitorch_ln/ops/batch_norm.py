@@ -16,7 +16,7 @@ from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module
 from ..errors import DtypeError
 from ..tensor import Tensor
-from .norm_common import check_eps, check_input, check_param, stat_cast
+from .normalization_common import check_eps, check_input, check_param, stat_cast
 
 __all__ = ["batch_norm", "batch_norm_composed", "batch_norm_backward_composed"]
 

@@ -21,7 +21,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, IntegerDivisionByZero, OptionError
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .selection import where
 from .shape import unbroadcast

@@ -22,7 +22,7 @@ from ..kernels import im2col as K
 from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 
 
 ConvDtypeError = DtypeError  # minitorch_ln/errors.py

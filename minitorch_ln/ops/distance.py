@@ -18,7 +18,7 @@ import numbers
 
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim, promote
-from .autocast import autocast
+from .autocast_policies import autocast
 from .loss_regression import check_tensors, clamp_min_straight_through
 from .shape import broadcast_to, unsqueeze
 

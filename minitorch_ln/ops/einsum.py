@@ -25,7 +25,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import promote
-from .autocast import autocast
+from .autocast_policies import autocast
 from .shape import reshape
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order: A-Z before a-z

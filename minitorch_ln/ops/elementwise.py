@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, check_int_exponent, int_pow, number_operands, promote, refuse_bool_sub, require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
 

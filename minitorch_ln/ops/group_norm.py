@@ -31,9 +31,9 @@ from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module
 from ..errors import OptionError, ShapeError
 from ..tensor import Tensor
-from .autocast import autocast
+from .autocast_policies import autocast
 from .batch_norm import batch_norm
-from .norm_common import check_eps, check_input, check_param, stat_cast
+from .normalization_common import check_eps, check_input, check_param, stat_cast
 
 __all__ = ["group_norm", "instance_norm", "group_norm_composed", "group_norm_backward_composed"]
 

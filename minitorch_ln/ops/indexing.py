@@ -23,7 +23,7 @@ from ..errors import ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, promote
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .selection import masked_fill
 from .shape import unbroadcast, unsqueeze

@@ -26,7 +26,7 @@ from ..autograd.function import Function
 from ..kernels import interpolate as K
 from ..tensor import Tensor
 from ._util import require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 
 
 # ================================================================================ Functions

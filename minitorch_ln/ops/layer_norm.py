@@ -36,8 +36,8 @@ from ..autograd.autocast_state import autocast_acting
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .autocast import wrap as autocast_wrap
-from .norm_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
+from .autocast_policies import wrap as autocast_wrap
+from .normalization_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
 
 __all__ = ["layer_norm", "layer_norm_composed", "layer_norm_backward_composed"]
 
@@ -138,7 +138,7 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
             bias of the wrong shape, zero elements to normalize.
     """
     op = "layer_norm"
-    if autocast_acting():  # inside an autocast region: float32, PyTorch's policy (ops/autocast.py)
+    if autocast_acting():  # inside an autocast region: float32, PyTorch's policy (ops/autocast_policies.py)
         return _layer_norm_autocast(input, normalized_shape, weight, bias, eps, dim=dim, recompute_stats=recompute_stats)
     check_input(input, op)
     axes = resolve_axes(input, normalized_shape, dim, op)

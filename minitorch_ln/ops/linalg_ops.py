@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, ShapeError
 from ..tensor import Tensor
-from .autocast import autocast
+from .autocast_policies import autocast
 
 
 class LinAlgError(RuntimeError):

@@ -23,7 +23,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
 from ..kernels.lrn import work_dtype
 from ..tensor import Tensor
-from .autocast import autocast
+from .autocast_policies import autocast
 from .padding import pad
 
 __all__ = ["local_response_norm", "local_response_norm_backward_composed", "local_response_norm_composed"]

@@ -22,7 +22,7 @@ from ..backend import get_array_module
 from ..errors import ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 from .softmax import _fused_rows, _shifted, log_softmax, softmax
 
 

@@ -24,7 +24,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 from .distance import pairwise_distance
 from .loss_regression import check_tensors, reduce_loss, resolve_reduction
 from .selection import minimum, where

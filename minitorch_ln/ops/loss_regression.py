@@ -23,7 +23,7 @@ from ..backend import get_array_module
 from ..errors import warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 from .selection import clamp, where
 from .shape import unbroadcast, unsqueeze
 

@@ -16,7 +16,7 @@ from ..backend import get_array_module
 from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import promote
-from .autocast import autocast
+from .autocast_policies import autocast
 from .shape import unbroadcast
 from .shape import reshape, transpose, unsqueeze, squeeze
 

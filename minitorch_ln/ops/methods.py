@@ -2,7 +2,7 @@
 
 "What does ``x.sum`` or ``x @ y`` run?" is answered by the line of :data:`METHODS` that names it. ``tensor.py``
 imports nothing of ``ops/``; :func:`setup_tensor` attaches this table once, when ``ops/__init__.py`` runs,
-before the autocast wrappers (``ops/autocast.py``). A new public op adds its line here, in the group of
+before the autocast wrappers (``ops/autocast_policies.py``). A new public op adds its line here, in the group of
 its module (see ``docs/custom_op.md``). The longer method bodies are in ``tensor_methods.py`` (``_Methods``)
 and ``inplace.py`` (``_InPlace``); everything else is the op function itself or a one-line lambda.
 """
@@ -29,7 +29,7 @@ from .index_ops import (
 from .inplace import _InPlace
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
-from .norms import norm
+from .linalg_norms import norm
 from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, vdot
 from .random import bernoulli, bernoulli_, cauchy_, exponential_, geometric_, log_normal_, multinomial, random_
 from .reorder import _flip_method, _tile_method, fliplr, flipud, repeat, repeat_interleave, roll, rot90

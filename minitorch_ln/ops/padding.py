@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from .autocast import autocast
+from .autocast_policies import autocast
 from .interpolate import AxisTaps
 
 

@@ -16,7 +16,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim
-from .autocast import autocast
+from .autocast_policies import autocast
 from .einsum import _LETTERS, einsum
 from .selection import where
 from .shape import reshape

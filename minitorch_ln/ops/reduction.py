@@ -19,7 +19,7 @@ from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims, require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
 from .elementwise import exp

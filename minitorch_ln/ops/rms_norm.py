@@ -12,7 +12,7 @@ from ..kernels import rms_norm_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .norm_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
+from .normalization_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
 
 __all__ = ["rms_norm", "rms_norm_composed", "rms_norm_backward_composed"]
 

@@ -18,7 +18,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 
 

@@ -21,7 +21,7 @@ from ..kernels.scatter import along_dim_index, scatter_reduce_at
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .autocast import autocast
+from .autocast_policies import autocast
 from .selection import where
 from .shape import broadcast_to, reshape
 

@@ -24,7 +24,7 @@ from ..autograd.composed import double_backward
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float
-from .autocast import autocast
+from .autocast_policies import autocast
 
 # ==================================================================================================
 # softmax, log_softmax

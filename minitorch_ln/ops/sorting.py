@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .autocast import autocast
+from .autocast_policies import autocast
 from .selection import where
 from .scan import DtypeError, OptionError, _scan_arrays, axis_alias, take_along
 from .shape import permute, reshape, squeeze, unsqueeze

@@ -14,7 +14,7 @@ from .. import backend
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .scan import DtypeError, axis_alias, cumprod
 from .shape import reshape

@@ -13,7 +13,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 from .activation import relu, sigmoid, tanh
-from .autocast import autocast
+from .autocast_policies import autocast
 from .division import div_rounding
 from .bitwise import bitwise_and, bitwise_not, bitwise_or
 from .comparison import eq, ge, gt, le, lt, ne

@@ -19,7 +19,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)

@@ -12,7 +12,7 @@ from ..tensor import Tensor
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
-from .autocast import autocast
+from .autocast_policies import autocast
 from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 

@@ -22,7 +22,7 @@ from ..backend import get_array_module
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .autocast import autocast
+from .autocast_policies import autocast
 from .indexing import IndexBackward, _normalize_index
 from .index_ops import index_add, index_copy, index_fill, masked_scatter
 from .scatter import scatter, scatter_add, scatter_reduce

@@ -19,7 +19,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dims
-from .autocast import autocast
+from .autocast_policies import autocast
 from .conversion import cast
 from .selection import where
 from .scan import DtypeError, OptionError, axis_alias

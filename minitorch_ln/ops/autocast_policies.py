@@ -110,9 +110,9 @@ POLICIES = {
     "softmax": (_CUDA_OPT, [("softmax", "softmax")], ["softmax"]),
     "log_softmax": (_CUDA_OPT, [("softmax", "log_softmax")], ["log_softmax"]),
     "softmin": (_CUDA_OPT, [("activation_piecewise", "softmin")], []),
-    "norm": (_CUDA_OPT, [("norms", "norm")], ["norm"]),
-    "linalg_vector_norm": (_CUDA_OPT, [("norms", "linalg_vector_norm")], []),
-    "linalg_matrix_norm": (_CUDA_OPT, [("norms", "linalg_matrix_norm")], []),
+    "norm": (_CUDA_OPT, [("linalg_norms", "norm")], ["norm"]),
+    "linalg_vector_norm": (_CUDA_OPT, [("linalg_norms", "linalg_vector_norm")], []),
+    "linalg_matrix_norm": (_CUDA_OPT, [("linalg_norms", "linalg_matrix_norm")], []),
     # the widest floating dtype of the arguments
     "atan2": ({"cuda": "promote"}, [("binary", "atan2")], ["atan2", "arctan2"]),
     "cross": ({"cuda": "promote"}, [("products", "cross")], ["cross"]),
