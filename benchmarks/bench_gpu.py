@@ -3,7 +3,7 @@
 Prints, for ``(65536, 768)`` and ``(16384, 4096)`` in float32 and float16:
 
 - the copy bandwidth of the GPU (a device-to-device copy, bytes read + written per second);
-- forward, and forward+backward, of ``kernels/cuda_layernorm.py`` (the kernels alone) and of
+- forward, and forward+backward, of ``kernels/cuda_layer_norm.py`` (the kernels alone) and of
   ``torch.nn.functional.layer_norm`` (forward; forward + ``backward``), timed with CUDA events
   (median of ``--iters`` runs after a warm-up), with the ratio ours/PyTorch (below 1: we are faster)
   and each one's bytes moved per second as a fraction of the copy bandwidth;
@@ -108,7 +108,7 @@ def copy_bandwidth(cp, iters: int) -> float:
 
 
 def bench_layernorm(cp, torch, iters: int, bw: float, shapes) -> None:
-    from minitorch_ln.kernels import cuda_layernorm  # noqa: PLC0415
+    from minitorch_ln.kernels import cuda_layer_norm  # noqa: PLC0415
 
     print("\nLayerNorm (kernels alone, CUDA events, median)  [target: ours/torch <= 1.0; fwd >= 50% of copy bw]")
     print(f"{'shape':>14} {'dtype':>8} {'pass':>8} {'ours us':>9} {'torch us':>9} {'ours/torch':>10} "
@@ -126,9 +126,9 @@ def bench_layernorm(cp, torch, iters: int, bw: float, shapes) -> None:
             xt_g = xt.clone().requires_grad_(True)
             item = np.dtype(dtype).itemsize
 
-            _, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5)
-            ours_f = time_cupy(cp, lambda: cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5), iters)
-            ours_b = time_cupy(cp, lambda: cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd), iters)
+            _, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, b, 1e-5)
+            ours_f = time_cupy(cp, lambda: cuda_layer_norm.layer_norm_fwd(x, w, b, 1e-5), iters)
+            ours_b = time_cupy(cp, lambda: cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd), iters)
             theirs_f = time_torch(torch, lambda: torch.nn.functional.layer_norm(xt, (D,), wt, bt, 1e-5), iters)
 
             def torch_fb():

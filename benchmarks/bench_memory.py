@@ -82,7 +82,7 @@ def measure(preset: str) -> dict:
     rng = np.random.default_rng(0)
     idx, targets = rng.integers(0, VOCAB, size=(B, T)), rng.integers(0, VOCAB, size=(B, T))
 
-    # One untraced step first: it compiles the Numba kernels (kernels/cpu_layernorm.py) and makes
+    # One untraced step first: it compiles the Numba kernels (kernels/cpu_layer_norm.py) and makes
     # every lazy import. The compiler's own Python objects stay alive afterwards and are no part of
     # a training step's memory (traced, they added 26 MB to the `tiny` figure).
     warm = GPT(config)

@@ -21,10 +21,10 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from minitorch_ln.kernels import cuda_batchnorm, cuda_common, cuda_groupnorm, cuda_lrn, cuda_layernorm, cuda_optim, cuda_softmax  # noqa: E402
+from minitorch_ln.kernels import cuda_batch_norm, cuda_common, cuda_group_norm, cuda_local_response_norm, cuda_layer_norm, cuda_optim, cuda_softmax  # noqa: E402
 
-MODULES = {"cuda_layernorm": cuda_layernorm, "cuda_softmax": cuda_softmax, "cuda_optim": cuda_optim,
-           "cuda_groupnorm": cuda_groupnorm, "cuda_batchnorm": cuda_batchnorm, "cuda_lrn": cuda_lrn}
+MODULES = {"cuda_layer_norm": cuda_layer_norm, "cuda_softmax": cuda_softmax, "cuda_optim": cuda_optim,
+           "cuda_group_norm": cuda_group_norm, "cuda_batch_norm": cuda_batch_norm, "cuda_local_response_norm": cuda_local_response_norm}
 
 
 def translation_unit(module) -> str:

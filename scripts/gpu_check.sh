@@ -50,7 +50,7 @@ if "$PY" -c "import pytest" 2>/dev/null; then
         export PYTHONPATH="$PWD/scripts/gpu_check_stubs:$PYTHONPATH"
     fi
     # the GPU backend's own tests first (the kernels, every op), then every other test's cuda case
-    CORE=(tests/test_gpu.py tests/test_kernels_layernorm.py)
+    CORE=(tests/test_gpu.py tests/test_kernels_layer_norm.py)
     timeout 150 "$PY" -m pytest "${PYTEST_ARGS[@]}" "${CORE[@]}" -rfE --durations=5 || status=1
     echo
     timeout 110 "$PY" -m pytest "${PYTEST_ARGS[@]}" tests --ignore="${CORE[0]}" --ignore="${CORE[1]}" -rfE || status=1
@@ -58,13 +58,13 @@ else
     echo "(pytest not installed: running the smoke check instead)"
     timeout 210 "$PY" - <<'EOF' || status=1
 import numpy as np, minitorch_ln as mt
-from minitorch_ln.kernels import cuda_layernorm, layernorm as oracle
+from minitorch_ln.kernels import cuda_layer_norm, layer_norm as oracle
 cp = mt.backend.cupy_or_error()
 rng = np.random.default_rng(0)
 for dt in (np.float32, np.float16, np.float64):
     x, dy, w, b = (rng.standard_normal(s).astype(dt) for s in ((512, 768), (512, 768), (768,), (768,)))
-    got = cuda_layernorm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
-    got += cuda_layernorm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), got[1], got[2])
+    got = cuda_layer_norm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
+    got += cuda_layer_norm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), got[1], got[2])
     ref = oracle.layer_norm_fwd(x, w, b, 1e-5)
     ref += oracle.layer_norm_bwd(dy, x, w, ref[1], ref[2])
     for g, r in zip(got, ref):

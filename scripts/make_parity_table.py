@@ -53,8 +53,8 @@ def op_rows(table):
 
 
 def kernel_rows():
-    from minitorch_ln.kernels import cuda_layernorm, cuda_softmax  # noqa: PLC0415
-    from minitorch_ln.kernels import layernorm as oracle  # noqa: PLC0415
+    from minitorch_ln.kernels import cuda_layer_norm, cuda_softmax  # noqa: PLC0415
+    from minitorch_ln.kernels import layer_norm as oracle  # noqa: PLC0415
 
     cp = backend.cupy_or_error()
     rows = []
@@ -63,8 +63,8 @@ def kernel_rows():
         for dtype in (np.float32, np.float16):
             x, dy = (rng.standard_normal((N, D)) * 2 + 1).astype(dtype), rng.standard_normal((N, D)).astype(dtype)
             w, b = rng.standard_normal(D).astype(dtype), rng.standard_normal(D).astype(dtype)
-            got = cuda_layernorm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
-            got_b = cuda_layernorm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), got[1], got[2])
+            got = cuda_layer_norm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
+            got_b = cuda_layer_norm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), got[1], got[2])
             ref = oracle.layer_norm_fwd(x, w, b, 1e-5)
             ref_b = oracle.layer_norm_bwd(dy, x, w, ref[1], ref[2])
             errs = [rel(cp.asnumpy(g), r) for g, r in zip(got + got_b, ref + ref_b)]

@@ -211,7 +211,7 @@ def test_scatter_add_sums_repeated_indices():
 
 def test_kernel_configs_fit_the_hardware():
     # launch shapes chosen by the wrappers: <= 1024 threads, warps whole, rows covered by the threads
-    from minitorch_ln.kernels import cuda_layernorm as L
+    from minitorch_ln.kernels import cuda_layer_norm as L
     from minitorch_ln.kernels import cuda_softmax as S
 
     for dt in (np.float16, np.float32, np.float64):
@@ -236,5 +236,5 @@ def test_cuda_sources_compile_with_nvcc():
     res = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "check_cuda_sources.py")],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
-    for name in ("cuda_layernorm: ok", "cuda_softmax: ok", "cuda_optim: ok"):
+    for name in ("cuda_layer_norm: ok", "cuda_softmax: ok", "cuda_optim: ok"):
         assert name in res.stdout

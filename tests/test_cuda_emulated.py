@@ -2,7 +2,7 @@
 
 The kernel text is the one the GPU compiles; the wrappers are the ones the GPU path calls, here on
 NumPy arrays, and every launch is checked against the kernel's C++ signature. The references are
-the NumPy kernels (``kernels/layernorm.py``), the CPU ops (softmax, cross-entropy) and the CPU
+the NumPy kernels (``kernels/layer_norm.py``), the CPU ops (softmax, cross-entropy) and the CPU
 optimizer. The emulator pretends to have 2 SMs running 1 block each, so the persistent-grid loops
 of the backward kernels go round several times even on small inputs.
 """
@@ -16,9 +16,9 @@ import torch
 import cuda_emu
 import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
-from minitorch_ln.kernels import cuda_common, cuda_layernorm, cuda_optim, cuda_softmax
-from minitorch_ln.kernels import layernorm as oracle
-from minitorch_ln.kernels.layernorm import stat_dtype
+from minitorch_ln.kernels import cuda_common, cuda_layer_norm, cuda_optim, cuda_softmax
+from minitorch_ln.kernels import layer_norm as oracle
+from minitorch_ln.kernels.layer_norm import stat_dtype
 
 pytestmark = pytest.mark.skipif(not cuda_emu.compiler_available(), reason="the CUDA emulator needs g++")
 
@@ -27,12 +27,12 @@ LN_SHAPES = [(37, 768), (3, 4096), (7, 33), (2, 1), (19, 1000), (4, 130)]
 
 @pytest.fixture(scope="module")
 def emulator():
-    names = set(cuda_layernorm.example_kernels())
+    names = set(cuda_layer_norm.example_kernels())
     for dt, pdt in ((np.float32,) * 2, (np.float64,) * 2, (np.float16,) * 2, (np.float16, np.float32)):
         ct, cp = cuda_common.CTYPE[np.dtype(dt)], cuda_common.CTYPE[np.dtype(pdt)]
         for _, D in LN_SHAPES + [(4, 37), (8, 64), (6, 512)]:
-            for kind, budget in (("ln_fwd", cuda_layernorm.FWD_ELEMENTS), ("ln_bwd", cuda_layernorm.BWD_ELEMENTS)):
-                vec, items, wpr, _ = cuda_layernorm.row_config(D, dt, budget)
+            for kind, budget in (("ln_fwd", cuda_layer_norm.FWD_ELEMENTS), ("ln_bwd", cuda_layer_norm.BWD_ELEMENTS)):
+                vec, items, wpr, _ = cuda_layer_norm.row_config(D, dt, budget)
                 names.add(f"{kind}<{ct}, {cp}, {vec}, {items}, {wpr}>")
         names.add(f"ln_param_grads<{cuda_common.CTYPE[stat_dtype(dt)]}, {cp}>")
         names.add(f"ln_param_grads<{cuda_common.CTYPE[stat_dtype(dt)]}, {ct}>")
@@ -42,7 +42,7 @@ def emulator():
             wpr, _ = cuda_softmax.row_config(C)
             sm_names |= {f"{k}<{t}, {wpr}>" for k in ("softmax_fwd", "softmax_bwd", "ce_fwd", "ce_bwd")}
     with cuda_emu.installed({
-        cuda_layernorm.SOURCE: sorted(names), cuda_softmax.SOURCE: sorted(sm_names),
+        cuda_layer_norm.SOURCE: sorted(names), cuda_softmax.SOURCE: sorted(sm_names),
         cuda_optim.SOURCE: cuda_optim.example_kernels(),
     }) as emu:
         yield emu
@@ -66,9 +66,9 @@ def test_layer_norm_matches_numpy_oracle(emulator, dtype, pdtype, N, D, rng):
     x = (rng.standard_normal((N, D)) * 2 + 3).astype(dtype)
     w, b = rng.standard_normal(D).astype(pdtype), rng.standard_normal(D).astype(pdtype)
     dy = rng.standard_normal((N, D)).astype(dtype)
-    got = cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5)
+    got = cuda_layer_norm.layer_norm_fwd(x, w, b, 1e-5)
     ref = oracle.layer_norm_fwd(x, w, b, 1e-5)
-    got_b = cuda_layernorm.layer_norm_bwd(dy, x, w, got[1], got[2])
+    got_b = cuda_layer_norm.layer_norm_bwd(dy, x, w, got[1], got[2])
     ref_b = oracle.layer_norm_bwd(dy, x, w, ref[1], ref[2])
     tol = TOL[np.dtype(dtype)]
     for name, g, r in zip(("y", "mean", "rstd", "dx", "dweight", "dbias"), got + got_b, ref + ref_b):
@@ -81,9 +81,9 @@ def test_layer_norm_without_affine_parameters(emulator, affine, rng):
     x, dy = rng.standard_normal((8, 64)), rng.standard_normal((8, 64))
     w = rng.standard_normal(64) if affine != "none" else None
     b = rng.standard_normal(64) if affine == "both" else None
-    got, (dx, _, _) = cuda_emu.check_norm_kernels(cuda_layernorm, oracle, "layer_norm_fwd", "layer_norm_bwd",
+    got, (dx, _, _) = cuda_emu.check_norm_kernels(cuda_layer_norm, oracle, "layer_norm_fwd", "layer_norm_bwd",
                                                   x, dy, w, b, 1e-5)
-    dx2, dw2, db2 = cuda_layernorm.layer_norm_bwd(dy, x, w, got[1], got[2], need_param_grads=False)
+    dx2, dw2, db2 = cuda_layer_norm.layer_norm_bwd(dy, x, w, got[1], got[2], need_param_grads=False)
     assert dw2 is None and db2 is None and np.array_equal(dx2, dx)
 
 
@@ -93,9 +93,9 @@ def test_constant_rows_give_exactly_bias(emulator, dtype, value, rng):
     D = 37
     x = np.full((4, D), value, dtype=dtype)
     w, b = rng.standard_normal(D).astype(dtype), rng.standard_normal(D).astype(dtype)
-    y, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5)
+    y, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, b, 1e-5)
     np.testing.assert_array_equal(y, np.broadcast_to(b, (4, D)))
-    dx, dw, _ = cuda_layernorm.layer_norm_bwd(rng.standard_normal((4, D)).astype(dtype), x, w, mean, rstd)
+    dx, dw, _ = cuda_layer_norm.layer_norm_bwd(rng.standard_normal((4, D)).astype(dtype), x, w, mean, rstd)
     assert np.all(np.isfinite(dx)) and np.all(dw == 0)
 
 
@@ -104,8 +104,8 @@ def test_large_mean_small_spread_against_float64_torch(emulator, rng):
     D = 512
     x = (1e4 + 1e-3 * rng.standard_normal((6, D))).astype(np.float32)
     w, dy = rng.standard_normal(D).astype(np.float32), rng.standard_normal((6, D)).astype(np.float32)
-    y, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, None, 1e-12)
-    dx, dw, _ = cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd)
+    y, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, None, 1e-12)
+    dx, dw, _ = cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd)
     xt = torch.tensor(x.astype(np.float64), requires_grad=True)
     wt = torch.tensor(w.astype(np.float64), requires_grad=True)
     yt = torch.nn.functional.layer_norm(xt, (D,), wt, None, 1e-12)
@@ -119,12 +119,12 @@ def test_float16_near_overflow(emulator, rng):
     # values up to ~6e4 (float16 max 65504): statistics in float32 do not overflow
     x = (rng.uniform(-6e4, 6e4, (5, 256))).astype(np.float16)
     w, b = np.ones(256, np.float16), np.zeros(256, np.float16)
-    y, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5)
+    y, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, b, 1e-5)
     ry, rmean, rrstd = oracle.layer_norm_fwd(x, w, b, 1e-5)
     assert np.all(np.isfinite(y)) and mean.dtype == np.float32
     assert rel_err(y, ry) < 3e-3 and rel_err(mean, rmean) < 1e-6 and rel_err(rstd, rrstd) < 1e-6
     dy = rng.standard_normal((5, 256)).astype(np.float16)
-    got, ref = cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd), oracle.layer_norm_bwd(dy, x, w, rmean, rrstd)
+    got, ref = cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd), oracle.layer_norm_bwd(dy, x, w, rmean, rrstd)
     for g, r in zip(got, ref):
         assert np.all(np.isfinite(g)) and rel_err(g, r) < 3e-3
 
@@ -132,9 +132,9 @@ def test_float16_near_overflow(emulator, rng):
 def test_backward_is_deterministic_and_walks_the_grid(emulator, rng):
     x, dy, w = rng.standard_normal((53, 768)).astype(np.float32), rng.standard_normal((53, 768)).astype(np.float32), \
         rng.standard_normal(768).astype(np.float32)
-    _, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, None, 1e-5)
-    first = cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd)
-    second = cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd)
+    _, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, None, 1e-5)
+    first = cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd)
+    second = cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd)
     for a, b in zip(first, second):
         assert a.tobytes() == b.tobytes()  # no float atomics: the same bits every run
     name, grid, block = [rec for rec in emulator.launches if rec[0].startswith("ln_bwd")][-1]
@@ -145,7 +145,7 @@ def test_backward_is_deterministic_and_walks_the_grid(emulator, rng):
 def test_long_rows_fall_back_to_array_expressions(emulator, rng):
     x, dy, w = rng.standard_normal((3, 40000)), rng.standard_normal((3, 40000)), rng.standard_normal(40000)
     before = len(emulator.launches)
-    got = cuda_layernorm.layer_norm_fwd(x, w, w, 1e-5) + cuda_layernorm.layer_norm_bwd(dy, x, w, *oracle.layer_norm_fwd(x, w, w, 1e-5)[1:])
+    got = cuda_layer_norm.layer_norm_fwd(x, w, w, 1e-5) + cuda_layer_norm.layer_norm_bwd(dy, x, w, *oracle.layer_norm_fwd(x, w, w, 1e-5)[1:])
     ref = oracle.layer_norm_fwd(x, w, w, 1e-5) + oracle.layer_norm_bwd(dy, x, w, *oracle.layer_norm_fwd(x, w, w, 1e-5)[1:])
     assert len(emulator.launches) == before  # no kernel for rows of 40,000
     for g, r in zip(got, ref):
@@ -154,12 +154,12 @@ def test_long_rows_fall_back_to_array_expressions(emulator, rng):
 
 @pytest.mark.parametrize(
     "call, err, words",
-    [(lambda x: cuda_layernorm.layer_norm_fwd(x.T, None, None, 1e-5), ValueError, "C-contiguous array of shape \\(N, D\\)"),
-     (lambda x: cuda_layernorm.layer_norm_fwd(x[None], None, None, 1e-5), ValueError, "shape \\(N, D\\), got shape \\(1, 4, 6\\)"),
-     (lambda x: cuda_layernorm.layer_norm_fwd(x.astype(np.int64), None, None, 1e-5), TypeError, "float16, float32 or float64, got int64"),
-     (lambda x: cuda_layernorm.layer_norm_fwd(x, np.ones(5), None, 1e-5), ValueError, "expected shape \\(6,\\).*got \\(5,\\)"),
-     (lambda x: cuda_layernorm.layer_norm_bwd(x[:2], x, None, np.zeros(4), np.ones(4)), ValueError, "dy must match x"),
-     (lambda x: cuda_layernorm.layer_norm_bwd(x, x, None, np.zeros(3), np.ones(4)), ValueError, "one per row")],
+    [(lambda x: cuda_layer_norm.layer_norm_fwd(x.T, None, None, 1e-5), ValueError, "C-contiguous array of shape \\(N, D\\)"),
+     (lambda x: cuda_layer_norm.layer_norm_fwd(x[None], None, None, 1e-5), ValueError, "shape \\(N, D\\), got shape \\(1, 4, 6\\)"),
+     (lambda x: cuda_layer_norm.layer_norm_fwd(x.astype(np.int64), None, None, 1e-5), TypeError, "float16, float32 or float64, got int64"),
+     (lambda x: cuda_layer_norm.layer_norm_fwd(x, np.ones(5), None, 1e-5), ValueError, "expected shape \\(6,\\).*got \\(5,\\)"),
+     (lambda x: cuda_layer_norm.layer_norm_bwd(x[:2], x, None, np.zeros(4), np.ones(4)), ValueError, "dy must match x"),
+     (lambda x: cuda_layer_norm.layer_norm_bwd(x, x, None, np.zeros(3), np.ones(4)), ValueError, "one per row")],
 )
 def test_layer_norm_bad_input(emulator, call, err, words):
     with pytest.raises(err, match=words):
@@ -403,13 +403,13 @@ def test_layer_norm_views_that_start_unaligned_use_narrower_packs(emulator, rng)
     x = buf[1:].reshape(N, D)
     assert x.flags.c_contiguous and x.ctypes.data % 16 != 0
     w = rng.standard_normal(D).astype(np.float32)
-    got = cuda_layernorm.layer_norm_fwd(x, w, None, 1e-5)
+    got = cuda_layer_norm.layer_norm_fwd(x, w, None, 1e-5)
     name = [rec[0] for rec in emulator.launches if rec[0].startswith("ln_fwd")][-1]
     assert name.startswith("ln_fwd<float, float, 1,")
     ref = oracle.layer_norm_fwd(x.copy(), w, None, 1e-5)
     for g, r in zip(got, ref):
         assert rel_err(g, r) < 1e-5
     dy = rng.standard_normal(N * D + 2).astype(np.float32)[2:].reshape(N, D)  # 8 bytes in: packs of 2
-    cuda_layernorm.layer_norm_bwd(dy, x.copy(), w, got[1], got[2])  # a fresh, aligned x
+    cuda_layer_norm.layer_norm_bwd(dy, x.copy(), w, got[1], got[2])  # a fresh, aligned x
     name = [rec[0] for rec in emulator.launches if rec[0].startswith("ln_bwd")][-1]
     assert name.startswith("ln_bwd<float, float, 2,")

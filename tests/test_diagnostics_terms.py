@@ -13,8 +13,8 @@ from minitorch_ln.autograd import (
     Function, GradcheckError, gradcheck, precision_report,
 )
 from minitorch_ln.diagnostics.terms import layer_norm_term_check
-from minitorch_ln.kernels import layernorm as K
-from minitorch_ln.kernels import layernorm_forms
+from minitorch_ln.kernels import layer_norm as K
+from minitorch_ln.kernels import layer_norm_forms
 from minitorch_ln.tensor import Tensor
 
 PLANTS = {  # term key -> (label the report must name, the bug)
@@ -27,7 +27,7 @@ PLANTS = {  # term key -> (label the report must name, the bug)
 
 
 def copied_layer_norm_bwd_terms(dy, x, weight, mean, rstd, plant=None):
-    """A copy of ``kernels.layernorm.layer_norm_bwd_terms`` (on ``(N, D)`` rows) with one term broken.
+    """A copy of ``kernels.layer_norm.layer_norm_bwd_terms`` (on ``(N, D)`` rows) with one term broken.
 
     Left exactly as the original when ``plant`` is None.
     """
@@ -105,7 +105,7 @@ def ln_inputs(shape=(2, 3, 4), dtype=np.float64, offset=0.0, scale=1.0, seed=0):
 # ---------------------------------------------------------------------------- term by term
 def test_the_copy_and_the_library_terms_pass_term_by_term():
     x, w, b = ln_inputs()
-    for terms_fn in (layernorm_forms.layer_norm_bwd_terms, copied_layer_norm_bwd_terms):
+    for terms_fn in (layer_norm_forms.layer_norm_bwd_terms, copied_layer_norm_bwd_terms):
         report = check_layer_norm_terms(x, w, b, terms_fn=terms_fn)
         assert report.ok and report.failed == [] and report.culprit() is None
         assert [r["label"] for r in report.rows] == ["dβ (dbias)", "dγ (dweight)", "dx term 1", "dx term 2",
@@ -136,7 +136,7 @@ def test_a_wrong_combination_of_right_terms_is_told_apart():
     dy = np.random.default_rng(3).standard_normal(x.shape)
     x2, mean = x.array.reshape(-1, 4), x.array.reshape(-1, 4).mean(1, keepdims=True)
     rstd = 1 / np.sqrt(((x2 - mean) ** 2).mean(1, keepdims=True) + 1e-5)
-    t = layernorm_forms.layer_norm_bwd_terms(dy.reshape(-1, 4), x2, w.array, mean, rstd)
+    t = layer_norm_forms.layer_norm_bwd_terms(dy.reshape(-1, 4), x2, w.array, mean, rstd)
     report = check_layer_norm_terms(x, w, b, dy=dy, dx=t["dx_direct"] + t["dx_via_mean"])  # term 3 dropped
     assert report.failed == [] and not report.ok
     assert "the bug is in how the backward combines them" in str(report)
@@ -183,7 +183,7 @@ def test_property_library_terms_agree_and_a_planted_term_is_found(shape, two_dim
 
 
 def copied_layer_norm_bwd_fused(dy, x, weight, mean, rstd, plant=None):
-    """A copy of the fused formula of ``kernels.layernorm.layer_norm_bwd`` (no terms exposed), one bug planted."""
+    """A copy of the fused formula of ``kernels.layer_norm.layer_norm_bwd`` (no terms exposed), one bug planted."""
     D = x.shape[1]
     xc = x - mean                                                         # (N, D)
     xc -= xc.mean(axis=1, keepdims=True)

@@ -13,8 +13,8 @@ import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
 from helpers import compare_with_torch, torch
 from minitorch_ln import backend, nn
-from minitorch_ln.kernels import cuda_layernorm, cuda_softmax
-from minitorch_ln.kernels import layernorm as oracle
+from minitorch_ln.kernels import cuda_layer_norm, cuda_softmax
+from minitorch_ln.kernels import layer_norm as oracle
 
 pytestmark = pytest.mark.cuda
 
@@ -94,8 +94,8 @@ def test_layer_norm_kernels_match_oracle(cp, dtype, pdtype, N, D, rng):
     x = (rng.standard_normal((N, D)) * 2 + 3).astype(dtype)
     w, b = rng.standard_normal(D).astype(pdtype), rng.standard_normal(D).astype(pdtype)
     dy = rng.standard_normal((N, D)).astype(dtype)
-    got = cuda_layernorm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
-    got_b = cuda_layernorm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), got[1], got[2])
+    got = cuda_layer_norm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
+    got_b = cuda_layer_norm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), got[1], got[2])
     ref = oracle.layer_norm_fwd(x, w, b, 1e-5)
     ref_b = oracle.layer_norm_bwd(dy, x, w, ref[1], ref[2])
     tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 3e-3}[dtype]
@@ -111,9 +111,9 @@ def test_layer_norm_constant_rows_exactly_bias(cp, dtype, value, rng):
     D = 768
     x = cp.full((4, D), value, dtype=dtype)
     w, b = cp.asarray(rng.standard_normal(D).astype(dtype)), cp.asarray(rng.standard_normal(D).astype(dtype))
-    y, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, b, 1e-5)
+    y, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, b, 1e-5)
     assert bool((y == b[None]).all())
-    dx, dw, _ = cuda_layernorm.layer_norm_bwd(cp.asarray(rng.standard_normal((4, D)).astype(dtype)), x, w, mean, rstd)
+    dx, dw, _ = cuda_layer_norm.layer_norm_bwd(cp.asarray(rng.standard_normal((4, D)).astype(dtype)), x, w, mean, rstd)
     assert bool(cp.isfinite(dx).all()) and bool((dw == 0).all())
 
 
@@ -121,8 +121,8 @@ def test_layer_norm_large_mean_small_spread(cp, rng):
     D = 768
     x = (1e4 + 1e-3 * rng.standard_normal((16, D))).astype(np.float32)
     w, dy = rng.standard_normal(D).astype(np.float32), rng.standard_normal((16, D)).astype(np.float32)
-    y, mean, rstd = cuda_layernorm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), None, 1e-12)
-    dx, dw, _ = cuda_layernorm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), mean, rstd)
+    y, mean, rstd = cuda_layer_norm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), None, 1e-12)
+    dx, dw, _ = cuda_layer_norm.layer_norm_bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), mean, rstd)
     xt = torch.tensor(x.astype(np.float64), requires_grad=True)
     wt = torch.tensor(w.astype(np.float64), requires_grad=True)
     torch.nn.functional.layer_norm(xt, (D,), wt, None, 1e-12).backward(torch.tensor(dy.astype(np.float64)))
@@ -133,7 +133,7 @@ def test_layer_norm_large_mean_small_spread(cp, rng):
 def test_layer_norm_float16_near_overflow(cp, rng):
     x = rng.uniform(-6e4, 6e4, (64, 1024)).astype(np.float16)
     w, b = np.ones(1024, np.float16), np.zeros(1024, np.float16)
-    got = cuda_layernorm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
+    got = cuda_layer_norm.layer_norm_fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), 1e-5)
     ref = oracle.layer_norm_fwd(x, w, b, 1e-5)
     for g, r in zip(got, ref):
         g = cp.asnumpy(g)
@@ -144,10 +144,10 @@ def test_layer_norm_backward_is_deterministic(cp, rng):
     x = cp.asarray(rng.standard_normal((4096, 768)).astype(np.float32))
     dy = cp.asarray(rng.standard_normal((4096, 768)).astype(np.float32))
     w = cp.asarray(rng.standard_normal(768).astype(np.float32))
-    _, mean, rstd = cuda_layernorm.layer_norm_fwd(x, w, None, 1e-5)
-    first = cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd)
+    _, mean, rstd = cuda_layer_norm.layer_norm_fwd(x, w, None, 1e-5)
+    first = cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd)
     for _ in range(3):
-        again = cuda_layernorm.layer_norm_bwd(dy, x, w, mean, rstd)
+        again = cuda_layer_norm.layer_norm_bwd(dy, x, w, mean, rstd)
         for a, b in zip(first, again):
             assert bool((a == b).all())  # bit for bit: no float atomics
 

@@ -14,7 +14,7 @@ import pytest
 from minitorch_ln import kernels
 from minitorch_ln.kernels import _threads as T
 
-from test_kernels_layernorm import _case
+from test_kernels_layer_norm import _case
 
 pytestmark = pytest.mark.usefixtures("cpu_kernels")
 

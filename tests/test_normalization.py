@@ -1,7 +1,7 @@
 """LayerNorm, RMSNorm and BatchNorm ops and layers: gradients (first to third order), PyTorch, invariants, errors.
 
 The kernels themselves (compact form vs chain rule, terms, threads, numerics) are tested in
-``test_kernels_layernorm.py``; here is everything seen through Tensors and modules, once with each
+``test_kernels_layer_norm.py``; here is everything seen through Tensors and modules, once with each
 CPU kernel implementation (the ``cpu_kernels`` fixture: compiled loops and NumPy).
 """
 

@@ -1,6 +1,6 @@
 """GroupNorm and InstanceNorm ops: gradients (first and second order), PyTorch, properties, edge values, errors.
 
-The kernels themselves are tested in ``test_kernels_groupnorm.py``; here everything is seen through
+The kernels themselves are tested in ``test_kernels_group_norm.py``; here everything is seen through
 Tensors, once with each CPU kernel implementation (the ``cpu_kernels`` fixture).
 """
 

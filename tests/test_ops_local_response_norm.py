@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
-from minitorch_ln.kernels import cpu_lrn, lrn
+from minitorch_ln.kernels import cpu_local_response_norm
+from minitorch_ln.kernels import local_response_norm as lrn_kernels
 from minitorch_ln.nn.normalization_lrn import LocalResponseNorm
 from minitorch_ln.ops.local_response_norm import (
     local_response_norm,
@@ -235,8 +236,8 @@ def test_compiled_kernel_equals_numpy_form(dtype, shape, size, rng):
     x = (rng.standard_normal(shape) * 2).astype(dtype)
     dy = rng.standard_normal(shape).astype(dtype)
     args = (size, 0.6, 0.7, 1.2)
-    y, yc = lrn.local_response_norm_fwd(x, *args), cpu_lrn.local_response_norm_fwd(x, *args)
-    dx, dxc = lrn.local_response_norm_bwd(dy, x, *args), cpu_lrn.local_response_norm_bwd(dy, x, *args)
+    y, yc = lrn_kernels.local_response_norm_fwd(x, *args), cpu_local_response_norm.local_response_norm_fwd(x, *args)
+    dx, dxc = lrn_kernels.local_response_norm_bwd(dy, x, *args), cpu_local_response_norm.local_response_norm_bwd(dy, x, *args)
     assert y.dtype == yc.dtype == dx.dtype == dxc.dtype == dtype
     tol = 0 if dtype == np.float16 else 1e-14  # float16 goes to the NumPy form in both
     np.testing.assert_allclose(yc, y, rtol=tol, atol=tol)

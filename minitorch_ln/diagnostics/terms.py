@@ -1,7 +1,7 @@
 """What a failed gradient check tells a student: LayerNorm's backward, term by term.
 
 LayerNorm's input gradient has three terms, one per path from ``x`` to the loss
-(docs/layernorm_backward.md; ``kernels.layernorm_forms.layer_norm_bwd_terms``)::
+(docs/layernorm_backward.md; ``kernels.layer_norm_forms.layer_norm_bwd_terms``)::
 
     dx = rstd · dxhat                          term 1: through xhat, mean and rstd held fixed
        - rstd · mean(dxhat)                    term 2: through the mean
@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.grad_mode import no_grad
-from ..kernels.layernorm_forms import layer_norm_bwd_terms
+from ..kernels.layer_norm_forms import layer_norm_bwd_terms
 from ..ops.layer_norm import NativeLayerNorm
 from ..tensor import Tensor
 
@@ -154,7 +154,7 @@ def check_layer_norm_terms(x, weight=None, bias=None, eps=1e-5, dy=None, terms_f
         dy: the upstream gradient, ``x``'s shape (default: seeded standard normal; an all-ones
             ``dy`` would make ``dx`` zero and hide errors).
         terms_fn: ``(dy, x, weight, mean, rstd) -> dict`` on ``(N, D)`` rows with the keys of
-            ``kernels.layernorm.layer_norm_bwd_terms`` (the default): ``dx_direct``,
+            ``kernels.layer_norm.layer_norm_bwd_terms`` (the default): ``dx_direct``,
             ``dx_via_mean``, ``dx_via_rstd``, ``dx``, ``dweight``, ``dbias``.
         dx: optionally, the ``dx`` that the backward under test actually returned (``x``'s shape),
             checked to be the sum of the terms (and, if not, fitted as a combination of them).

@@ -7,14 +7,14 @@ it by name and call the kernel it returns:
 ==========================  ==================================  =====================================
 family                      dispatch module                     forms (xp / compiled CPU / CUDA)
 ==========================  ==================================  =====================================
-LayerNorm                   ``layer_norm_dispatch.py``          ``layernorm`` / ``cpu_layernorm`` /
-                                                                ``cuda_layernorm``
-RMSNorm                     ``rms_norm_dispatch.py``            ``rmsnorm`` / ``cpu_layernorm`` / --
-BatchNorm                   ``batch_norm_dispatch.py``          ``batchnorm`` / ``cpu_batchnorm`` /
-                                                                ``cuda_batchnorm``
-GroupNorm                   ``group_norm_dispatch.py``          ``groupnorm`` / ``cpu_groupnorm`` /
-                                                                ``cuda_groupnorm``
-local response norm         ``local_response_norm_dispatch.py`` ``lrn`` / ``cpu_lrn`` / ``cuda_lrn``
+LayerNorm                   ``layer_norm_dispatch.py``          ``layer_norm`` / ``cpu_layer_norm`` /
+                                                                ``cuda_layer_norm``
+RMSNorm                     ``rms_norm_dispatch.py``            ``rms_norm`` / ``cpu_layer_norm`` / --
+BatchNorm                   ``batch_norm_dispatch.py``          ``batch_norm`` / ``cpu_batch_norm`` /
+                                                                ``cuda_batch_norm``
+GroupNorm                   ``group_norm_dispatch.py``          ``group_norm`` / ``cpu_group_norm`` /
+                                                                ``cuda_group_norm``
+local response norm         ``local_response_norm_dispatch.py`` ``local_response_norm`` / ``cpu_local_response_norm`` / ``cuda_local_response_norm``
 row softmax                 ``softmax_dispatch.py``             ``softmax`` / ``cpu_softmax`` / --
 GELU                        ``gelu_dispatch.py``                ``activation`` / ``cpu_activation`` / --
 Adam                        ``adam_dispatch.py``                ``adam`` / ``cpu_adam`` / --
@@ -53,15 +53,15 @@ BatchNorm the rows are channels: ``x`` is ``(C, M)`` and ``weight``/``bias`` are
 ``batch_norm_fwd_ncl`` / ``batch_norm_bwd_ncl``, the same on the input's own layout ``(N, C, L)``
 (``y``/``dx`` ``(N, C, L)``, statistics ``(C, 1)``): what the BatchNorm op calls, every implementation
 reading the input in place (no transposing copy into channel rows). ``group_norm_fwd`` /
-``group_norm_bwd`` (``groupnorm``, ``cpu_groupnorm``, ``cuda_groupnorm``) and
-``local_response_norm_fwd`` / ``local_response_norm_bwd`` (``lrn``, ``cpu_lrn``, ``cuda_lrn``) follow
+``group_norm_bwd`` (``group_norm``, ``cpu_group_norm``, ``cuda_group_norm``) and
+``local_response_norm_fwd`` / ``local_response_norm_bwd`` (``local_response_norm``, ``cpu_local_response_norm``, ``cuda_local_response_norm``) follow
 the same pattern; their interfaces are in those modules' docstrings.
 
 GELU (``activation``, the ``xp`` code, also on CuPy; ``cpu_activation``, the exact form compiled
 for float32/float16): ``gelu_fwd(x, approximate) -> y`` and ``gelu_bwd(dy, x, approximate) -> dx``,
 any shape.
 
-For checking and teaching (``layernorm_forms``, always the ``xp`` implementation, never a CUDA
+For checking and teaching (``layer_norm_forms``, always the ``xp`` implementation, never a CUDA
 kernel): ``layer_norm_bwd_terms(dy, x, weight, mean, rstd) -> dict`` (the backward split into its
 terms; the keys are listed in its docstring) and ``layer_norm_bwd_chain_rule(dy, x, weight, mean,
 rstd)`` (the step-by-step chain rule, equal to ``layer_norm_bwd``).
@@ -72,15 +72,15 @@ Threads: the compiled kernels and GELU share rows out over ``get_num_threads()``
 
 from __future__ import annotations
 
-from . import batchnorm
+from . import batch_norm
 from ._threads import get_num_threads, set_num_threads
 from .adam_dispatch import adam_update_for
 from .batch_norm_dispatch import batch_norm_bwd_ncl_for, batch_norm_fwd_ncl_for
 from .choice import CPU_KERNELS, get_cpu_kernels, set_cpu_kernels
 from .gelu_dispatch import gelu_bwd_for, gelu_fwd_for
 from .layer_norm_dispatch import layer_norm_bwd_for, layer_norm_fwd_for, layer_norm_stats_for
-from .layernorm import stat_dtype
-from .layernorm_forms import layer_norm_bwd_chain_rule, layer_norm_bwd_terms
+from .layer_norm import stat_dtype
+from .layer_norm_forms import layer_norm_bwd_chain_rule, layer_norm_bwd_terms
 from .rms_norm_dispatch import rms_norm_bwd_for, rms_norm_fwd_for
 
 __all__ = [
@@ -125,11 +125,11 @@ def rms_norm_bwd(dy, x, weight, rstd):
 
 
 def batch_norm_fwd(x, weight, bias, eps):
-    return batchnorm.batch_norm_fwd(x, weight, bias, eps)
+    return batch_norm.batch_norm_fwd(x, weight, bias, eps)
 
 
 def batch_norm_bwd(dy, x, weight, mean, rstd):
-    return batchnorm.batch_norm_bwd(dy, x, weight, mean, rstd)
+    return batch_norm.batch_norm_bwd(dy, x, weight, mean, rstd)
 
 
 def batch_norm_fwd_ncl(x, weight, bias, eps):

@@ -1,6 +1,6 @@
 """Threads for the CPU kernels: rows cut into fixed blocks, the blocks shared out over a small pool.
 
-The compiled kernels (``cpu_layernorm``, ``cpu_batchnorm``) release the GIL, and NumPy releases it
+The compiled kernels (``cpu_layer_norm``, ``cpu_batch_norm``) release the GIL, and NumPy releases it
 inside its loops, so a few Python threads really run on different cores. Two rules keep results
 the same on any number of threads:
 

@@ -12,7 +12,7 @@ on the CPU, one OS thread per CUDA thread, which is how these kernels were check
 
 Launching goes through the module attribute :data:`launcher` (``launcher.launch(source, name,
 grid, block, args)``), so a test can put the emulator in its place and run the Python wrappers of
-``cuda_layernorm``, ``cuda_softmax`` and ``cuda_optim`` end to end on NumPy arrays.
+``cuda_layer_norm``, ``cuda_softmax`` and ``cuda_optim`` end to end on NumPy arrays.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import cuda_common
 from .cuda_common import CTYPE, check_kernel_dtype, device_of_array
-from .layernorm import stat_dtype
+from .layer_norm import stat_dtype
 
 SOURCE = r"""
 // Merge two online-softmax pairs (max m, sum of exp(x - m)); an empty pair has m = -inf, s = 0.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import batch_norm_dispatch
-from ..kernels.layernorm import stat_dtype
+from ..kernels.layer_norm import stat_dtype
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad

@@ -7,8 +7,8 @@ other axes (docs/layernorm_backward.md, section 12); InstanceNorm is ``G = C``. 
 pieces:
 
 - ``NativeGroupNorm`` (a ``Function``): one graph node running the fused kernel ``group_norm_fwd`` of
-  :mod:`minitorch_ln.kernels` (``kernels/groupnorm.py`` is the readable form, ``cpu_groupnorm.py``
-  the compiled loops, ``cuda_groupnorm.py`` the GPU); it saves ``x``, ``weight`` and ``mean``,
+  :mod:`minitorch_ln.kernels` (``kernels/group_norm.py`` is the readable form, ``cpu_group_norm.py``
+  the compiled loops, ``cuda_group_norm.py`` the GPU); it saves ``x``, ``weight`` and ``mean``,
   ``rstd`` ``(N, G)``; its backward applies
 - ``NativeGroupNormBackward`` (a ``Function``): the hand-derived ``dx = rstd·(dxhat - mean_g(dxhat) -
   xhat·mean_g(dxhat·xhat))`` with ``dxhat = dy·γ[c]``, ``dγ[c] = Σ_{n,l} dy·xhat``, ``dβ[c] =
@@ -24,7 +24,7 @@ import math
 import numbers
 
 from ..kernels import group_norm_dispatch
-from ..kernels.layernorm import stat_dtype
+from ..kernels.layer_norm import stat_dtype
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad

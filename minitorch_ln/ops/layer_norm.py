@@ -6,9 +6,9 @@ Read next to ``docs/layernorm_backward.md``, which derives every formula used he
 
 - ``NativeLayerNorm`` (a ``Function``): the forward, one graph node, running the fused kernel that
   ``kernels/layer_norm_dispatch.py`` picks. The file to read beside the docs is
-  ``kernels/layernorm.py``, the same math in whole-array NumPy and the oracle; on the CPU the
-  default is its compiled twin ``kernels/cpu_layernorm.py`` (a loop over each row), on the GPU
-  ``kernels/cuda_layernorm.py``. It saves
+  ``kernels/layer_norm.py``, the same math in whole-array NumPy and the oracle; on the CPU the
+  default is its compiled twin ``kernels/cpu_layer_norm.py`` (a loop over each row), on the GPU
+  ``kernels/cuda_layer_norm.py``. It saves
   ``x``, ``weight`` and the statistics ``mean``, ``rstd`` ``(..., 1)`` (or only ``x`` and ``weight`` with ``recompute_stats=True``); its backward applies
 - ``NativeLayerNormBackward`` (a ``Function``): its forward is the hand-derived compact formula
 
@@ -31,7 +31,7 @@ the usual trailing ``normalized_shape``), so ``dim=`` (any axes, e.g. the channe
 from __future__ import annotations
 
 from ..kernels import layer_norm_dispatch
-from ..kernels.layernorm import stat_dtype
+from ..kernels.layer_norm import stat_dtype
 from ..autograd.autocast_state import autocast_acting
 from ..autograd.composed import double_backward
 from ..autograd.function import Function

@@ -1,7 +1,7 @@
 """Local response normalization (Krizhevsky, Sutskever & Hinton, 2012): each value divided by a power
 of the sum of squares of its neighbours across channels, as ``torch.nn.functional.local_response_norm``.
 
-One fused graph node with a hand-derived backward (``kernels/lrn.py``; derivation in
+One fused graph node with a hand-derived backward (``kernels/local_response_norm.py``; derivation in
 ``docs/local_response_norm.md``); that backward is itself a node whose own backward (second and higher
 derivatives) differentiates the composed form below through ``autograd.composed.double_backward``.
 
@@ -21,7 +21,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
-from ..kernels.lrn import work_dtype
+from ..kernels.local_response_norm import work_dtype
 from ..tensor import Tensor
 from .autocast_policies import autocast
 from .padding import pad
@@ -52,7 +52,7 @@ class LocalResponseNorm(Function):
 
 
 class LocalResponseNormBackward(Function):
-    """``(dy, x) -> dx``: the hand-derived backward (``kernels/lrn.py``) as one node."""
+    """``(dy, x) -> dx``: the hand-derived backward (``kernels/local_response_norm.py``) as one node."""
 
     @staticmethod
     def forward(ctx, dy, x, size, alpha, beta, k):

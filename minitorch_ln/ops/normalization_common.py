@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ..kernels.layernorm import stat_dtype
+from ..kernels.layer_norm import stat_dtype
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dims

@@ -1,8 +1,8 @@
 """GroupNorm forward and backward as compiled loops on the CPU, on the input's own layout ``(N, C, L)``.
 
-The formulas of ``kernels/groupnorm.py`` (each ``(n, g)`` group of ``C/G`` channels × ``L`` values is
+The formulas of ``kernels/group_norm.py`` (each ``(n, g)`` group of ``C/G`` channels × ``L`` values is
 one LayerNorm row; γ, β per channel: docs, section 12), written as loops that Numba compiles, as
-``cpu_batchnorm.py`` does for BatchNorm. A group's values are ``x[n, g·C/G : (g+1)·C/G, :]``,
+``cpu_batch_norm.py`` does for BatchNorm. A group's values are ``x[n, g·C/G : (g+1)·C/G, :]``,
 contiguous in memory, so each loop reads along memory. A group often holds many values (``C/G ·
 H·W``: 131,072 for 32 channels of 64×64), so its sums are accumulated in float64, as BatchNorm's
 per-channel sums are; that also keeps float32 squares from overflowing. Single-threaded.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import groupnorm as _xp
+from . import group_norm as _xp
 from ._numba import AVAILABLE, as_contiguous, jit
 from .choice import COMPILED_DTYPES
 
@@ -103,7 +103,7 @@ def _check(op, x, num_groups, **arrays):
 
 
 def group_norm_fwd(x, weight, bias, num_groups, eps):
-    """GroupNorm forward, compiled; the interface of :func:`minitorch_ln.kernels.groupnorm.group_norm_fwd`.
+    """GroupNorm forward, compiled; the interface of :func:`minitorch_ln.kernels.group_norm.group_norm_fwd`.
 
     ``x`` ``(N, C, L)`` float32/64 (float16 and empty input go to the NumPy kernel); ``weight``,
     ``bias`` ``(C,)`` or None. Returns ``(y (N, C, L), mean (N, G), rstd (N, G))`` in ``x``'s dtype.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from minitorch_ln import kernels
-from minitorch_ln.kernels import batch_norm_dispatch, batchnorm, cpu_batchnorm
+from minitorch_ln.kernels import batch_norm, batch_norm_dispatch, cpu_batch_norm
 from minitorch_ln.kernels._numba import AVAILABLE
 
 SHAPES = [(4, 3, 5), (7, 2, 1), (2, 3, 70), (1, 4, 9), (5, 1, 3)]
@@ -38,15 +38,15 @@ def _close(got, ref, tol, what):
 @pytest.mark.parametrize("affine", ["none", "weight", "both"])
 def test_ncl_form_equals_channel_rows_form(dtype, pdtype, shape, affine, rng):
     x, dy, w, b = _case(rng, shape, dtype, pdtype, affine)
-    y, mean, rstd, var = batchnorm.batch_norm_fwd_ncl(x, w, b, 1e-5)
-    y2, mean2, rstd2, var2 = batchnorm.batch_norm_fwd(_rows(x), w, b, 1e-5)
+    y, mean, rstd, var = batch_norm.batch_norm_fwd_ncl(x, w, b, 1e-5)
+    y2, mean2, rstd2, var2 = batch_norm.batch_norm_fwd(_rows(x), w, b, 1e-5)
     tol = max(TOL[np.dtype(dtype)], 1e-6 if dtype == np.float16 else 0)
     _close(_rows(y), y2, tol, "y")
     for name, g, r in (("mean", mean, mean2), ("rstd", rstd, rstd2), ("var", var, var2)):
         assert g.shape == (shape[1], 1)
         _close(g, r, tol, name)
-    dx, dw, db = batchnorm.batch_norm_bwd_ncl(dy, x, w, mean, rstd)
-    dx2, dw2, db2 = batchnorm.batch_norm_bwd(_rows(dy), _rows(x), w, mean2, rstd2)
+    dx, dw, db = batch_norm.batch_norm_bwd_ncl(dy, x, w, mean, rstd)
+    dx2, dw2, db2 = batch_norm.batch_norm_bwd(_rows(dy), _rows(x), w, mean2, rstd2)
     _close(_rows(dx), dx2, max(tol, 3e-3 if dtype == np.float16 else 0), "dx")
     if w is None:
         assert dw is None and db is None
@@ -61,13 +61,13 @@ def test_ncl_form_equals_channel_rows_form(dtype, pdtype, shape, affine, rng):
 @pytest.mark.parametrize("affine", ["none", "weight", "both"])
 def test_compiled_equals_numpy_form(dtype, shape, affine, rng):
     x, dy, w, b = _case(rng, shape, dtype, dtype, affine)
-    ref = batchnorm.batch_norm_fwd_ncl(x, w, b, 1e-5)
-    got = cpu_batchnorm.batch_norm_fwd_ncl(x, w, b, 1e-5)
+    ref = batch_norm.batch_norm_fwd_ncl(x, w, b, 1e-5)
+    got = cpu_batch_norm.batch_norm_fwd_ncl(x, w, b, 1e-5)
     tol = TOL[np.dtype(dtype)]  # float16 goes to the NumPy form in both: the same bits
     for name, g, r in zip(("y", "mean", "rstd", "var"), got, ref):
         _close(g, r, tol, name)
-    got_b = cpu_batchnorm.batch_norm_bwd_ncl(dy, x, w, got[1], got[2])
-    ref_b = batchnorm.batch_norm_bwd_ncl(dy, x, w, ref[1], ref[2])
+    got_b = cpu_batch_norm.batch_norm_bwd_ncl(dy, x, w, got[1], got[2])
+    ref_b = batch_norm.batch_norm_bwd_ncl(dy, x, w, ref[1], ref[2])
     for name, g, r in zip(("dx", "dweight", "dbias"), got_b, ref_b):
         if r is None:
             assert g is None
@@ -84,7 +84,7 @@ def test_dispatch_under_both_cpu_kernel_choices(choice, rng):
     try:
         x, dy, w, b = _case(rng, (6, 3, 8), np.float32, np.float32, "both")
         fwd, bwd = batch_norm_dispatch.batch_norm_fwd_ncl_for(x), batch_norm_dispatch.batch_norm_bwd_ncl_for(x)
-        assert fwd.__module__.endswith("cpu_batchnorm" if choice == "numba" else ".batchnorm")
+        assert fwd.__module__.endswith("cpu_batch_norm" if choice == "numba" else ".batch_norm")
         y, mean, rstd, var = fwd(x, w, b, 1e-5)
         dx, dw, db = bwd(dy, x, w, mean, rstd)
         x64 = x.astype(np.float64)
@@ -104,7 +104,7 @@ def test_constant_channel_gives_exactly_bias_in_both_forms(dtype, rng):
     x = rng.standard_normal((3, 2, 4)).astype(dtype)
     x[:, 0] = 7.3
     w, b = np.array([2.0, 0.5], dtype), np.array([-1.5, 0.25], dtype)
-    forms = [batchnorm.batch_norm_fwd_ncl] + ([cpu_batchnorm.batch_norm_fwd_ncl] if AVAILABLE else [])
+    forms = [batch_norm.batch_norm_fwd_ncl] + ([cpu_batch_norm.batch_norm_fwd_ncl] if AVAILABLE else [])
     for fwd in forms:
         y, mean, rstd, var = fwd(x, w, b, 1e-5)
         np.testing.assert_array_equal(y[:, 0], np.full((3, 4), b[0], dtype))
@@ -113,11 +113,11 @@ def test_constant_channel_gives_exactly_bias_in_both_forms(dtype, rng):
 
 def test_overflowing_float32_channel_is_summed_again_in_float64(rng):
     x = (rng.standard_normal((4, 2, 5)) * 1e20).astype(np.float32)
-    y, mean, rstd, var = batchnorm.batch_norm_fwd_ncl(x, None, None, 1e-5)
+    y, mean, rstd, var = batch_norm.batch_norm_fwd_ncl(x, None, None, 1e-5)
     v = x.astype(np.float64).var(axis=(0, 2))
     np.testing.assert_allclose(rstd[:, 0], 1 / np.sqrt(v), rtol=1e-5)  # not 1/sqrt(inf) = 0
     assert np.all(np.isinf(var)) or np.allclose(var[:, 0], v, rtol=1e-5)  # var itself may exceed float32
     if AVAILABLE:
-        got = cpu_batchnorm.batch_norm_fwd_ncl(x, None, None, 1e-5)
+        got = cpu_batch_norm.batch_norm_fwd_ncl(x, None, None, 1e-5)
         np.testing.assert_allclose(got[2], rstd, rtol=1e-5)
         np.testing.assert_allclose(got[0], y, rtol=1e-4, atol=1e-4)

@@ -1,9 +1,9 @@
 """Local response normalization forward and backward as compiled loops on the CPU, on ``(N, C, L)`` in place.
 
-The formulas and numerics of ``kernels/lrn.py`` (docs/local_response_norm.md), written as loops that
+The formulas and numerics of ``kernels/local_response_norm.py`` (docs/local_response_norm.md), written as loops that
 Numba compiles: the window of ``size`` channels slides along the channel axis of each sample with
 O(1) work per step whatever ``size`` is, by the blocked prefix/suffix sums of
-:func:`minitorch_ln.kernels.lrn.window_sums` (sums of at most ``size`` terms, never the difference
+:func:`minitorch_ln.kernels.local_response_norm.window_sums` (sums of at most ``size`` terms, never the difference
 of two running totals). Innermost loops run along ``L``, along memory. Accumulation in float64.
 float16, empty input and a missing Numba go to the NumPy kernels.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import lrn as _xp
+from . import local_response_norm as _xp
 from ._numba import AVAILABLE, as_contiguous, jit
 from .choice import COMPILED_DTYPES
 
@@ -104,7 +104,7 @@ def _compiled(x) -> bool:
 
 
 def local_response_norm_fwd(x, size, alpha, beta, k):
-    """LRN forward, compiled, on ``x`` ``(N, C, L)`` → ``y`` ``(N, C, L)`` in ``x``'s dtype (``kernels/lrn.py``)."""
+    """LRN forward, compiled, on ``x`` ``(N, C, L)`` → ``y`` ``(N, C, L)`` in ``x``'s dtype (``kernels/local_response_norm.py``)."""
     if not _compiled(x):
         return _xp.local_response_norm_fwd(x, size, alpha, beta, k)
     y = np.empty(x.shape, x.dtype)                                                   # (N, C, L)

@@ -1,6 +1,6 @@
 """BatchNorm (batch statistics) forward and backward for CuPy arrays, reading ``(N, C, L)`` in place.
 
-The formulas of ``kernels/batchnorm.py`` (the oracle; LayerNorm's, along each channel ``x[:, c, :]``:
+The formulas of ``kernels/batch_norm.py`` (the oracle; LayerNorm's, along each channel ``x[:, c, :]``:
 docs, section 8), as CUDA kernels with the same signatures as ``batch_norm_fwd_ncl`` /
 ``batch_norm_bwd_ncl``::
 
@@ -14,7 +14,7 @@ channel's ``M`` values ``x[n, c, j]`` (address ``(n·C + c)·L + j``) in order o
 consecutive threads read consecutive addresses wherever ``L`` is at least a warp; an ``(N, C)``
 input (``L = 1``) reads with a stride of ``C`` (correct, not fast). The per-channel sums run over
 the whole batch, often millions of values, so they are accumulated in double for every dtype (as
-``cpu_batchnorm`` does), then added over the block in a fixed order: the same bits on every run.
+``cpu_batch_norm`` does), then added over the block in a fixed order: the same bits on every run.
 
 - forward: pass 1 ``Σ (x - shift)`` (shift: the channel's first value, so that a constant channel
   has deviations of exactly zero and its output is exactly ``bias``), pass 2 ``Σ (x - mean)²``
@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import batchnorm as _xp
+from . import batch_norm as _xp
 from . import cuda_common
 from .cuda_common import CTYPE, check_kernel_dtype, check_param, device_of_array, param_dtype
-from .layernorm import stat_dtype
+from .layer_norm import stat_dtype
 
 __all__ = ["SOURCE", "THREADS", "batch_norm_bwd_ncl", "batch_norm_fwd_ncl", "example_kernels"]
 

@@ -1,6 +1,6 @@
 """Local response normalization forward and backward for CuPy arrays: CUDA kernels on ``(N, C, L)`` in place.
 
-The formulas and numerics of ``kernels/lrn.py`` (the oracle; docs/local_response_norm.md), one
+The formulas and numerics of ``kernels/local_response_norm.py`` (the oracle; docs/local_response_norm.md), one
 thread per element ``(n, c, l)`` (consecutive threads on consecutive ``l``: coalesced)::
 
     s_c  = k + (α/n) · Σ_{c' ∈ [c - n//2, c + (n-1)//2]} a_{c'}²       y_c = a_c / s_c^β
@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import cuda_common
-from . import lrn as _xp
+from . import local_response_norm as _xp
 from .cuda_common import CTYPE, check_kernel_dtype, device_of_array
-from .lrn import work_dtype
+from .local_response_norm import work_dtype
 
 __all__ = ["SOURCE", "THREADS", "example_kernels", "local_response_norm_bwd", "local_response_norm_fwd"]
 

@@ -1,8 +1,8 @@
 """GroupNorm forward and backward for CuPy arrays: LayerNorm's CUDA row kernels plus three small kernels.
 
-Same formulas and signatures as ``kernels/groupnorm.py`` (the oracle; docs, section 12). A group is
+Same formulas and signatures as ``kernels/group_norm.py`` (the oracle; docs, section 12). A group is
 a LayerNorm row: the C-contiguous ``(N, C, L)`` input viewed as ``(N·G, C/G·L)`` rows (no copy) goes
-through ``cuda_layernorm.layer_norm_fwd`` / ``layer_norm_bwd`` without parameters, which do the
+through ``cuda_layer_norm.layer_norm_fwd`` / ``layer_norm_bwd`` without parameters, which do the
 statistics (two-pass from registers, shifted, re-centred in backward; CuPy array expressions for
 rows too long for the registers). What is per channel is done here:
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cuda_common, cuda_layernorm
+from . import cuda_common, cuda_layer_norm
 from .cuda_common import CTYPE, check_kernel_dtype, device_of_array
-from .layernorm import stat_dtype
+from .layer_norm import stat_dtype
 
 __all__ = ["group_norm_fwd", "group_norm_bwd", "example_kernels", "SOURCE"]
 
@@ -118,7 +118,7 @@ def _elementwise_grid(total: int) -> tuple:
 
 
 def group_norm_fwd(x, weight, bias, num_groups, eps):
-    """Fused GroupNorm forward of a CuPy array ``x`` ``(N, C, L)``; see ``kernels/groupnorm.py``.
+    """Fused GroupNorm forward of a CuPy array ``x`` ``(N, C, L)``; see ``kernels/group_norm.py``.
 
     Returns ``(y (N, C, L), mean (N, G), rstd (N, G))``: ``y`` in ``x``'s dtype, the statistics in
     float32 for float16 input, else in ``x``'s dtype.
@@ -136,7 +136,7 @@ def group_norm_fwd(x, weight, bias, num_groups, eps):
     xp = cuda_common.array_module(x)
     sdt = stat_dtype(x.dtype)
     rows = x.reshape(N * G, (C // G) * L).astype(sdt, copy=False)                # (N·G, C/G·L)
-    xhat, mean, rstd = cuda_layernorm.layer_norm_fwd(rows, None, None, eps)      # (N·G, C/G·L), (N·G, 1) ×2
+    xhat, mean, rstd = cuda_layer_norm.layer_norm_fwd(rows, None, None, eps)      # (N·G, C/G·L), (N·G, 1) ×2
     mean, rstd = mean.reshape(N, G), rstd.reshape(N, G)                          # (N, G) each
     if w is None and b is None:
         return xhat.reshape(N, C, L).astype(x.dtype, copy=False), mean, rstd
@@ -189,7 +189,7 @@ def group_norm_bwd(dy, x, weight, mean, rstd, num_groups):
                                         (dy, w, dxhat, np.int64(x.size), np.int32(C), np.int32(L)))
         D = (C // G) * L
         rows = x.reshape(N * G, D).astype(sdt, copy=False)                        # (N·G, C/G·L)
-        dx, _, _ = cuda_layernorm.layer_norm_bwd(dxhat.reshape(N * G, D), rows, None, mean.reshape(N * G, 1),
+        dx, _, _ = cuda_layer_norm.layer_norm_bwd(dxhat.reshape(N * G, D), rows, None, mean.reshape(N * G, 1),
                                                  rstd.reshape(N * G, 1), need_param_grads=False)
         dx = dx.reshape(N, C, L).astype(x.dtype, copy=False)                      # (N, C, L)
         if weight is None:

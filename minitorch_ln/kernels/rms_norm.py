@@ -1,6 +1,6 @@
 """RMSNorm forward and backward on raw arrays (NumPy and CuPy): LayerNorm without the centring.
 
-Rows ``(N, D)`` as in :mod:`minitorch_ln.kernels.layernorm`, whose notation and numerics this follows;
+Rows ``(N, D)`` as in :mod:`minitorch_ln.kernels.layer_norm`, whose notation and numerics this follows;
 derivation in ``docs/layernorm_backward.md``, section 7.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import get_array_module
-from .layernorm import redo_overflowed_rows, stat_dtype
+from .layer_norm import redo_overflowed_rows, stat_dtype
 
 
 # ==================================================================================================

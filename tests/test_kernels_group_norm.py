@@ -1,9 +1,9 @@
 """The GroupNorm kernels on raw arrays: the interface, every implementation equal to the xp form, numerics.
 
 Run once with each CPU implementation (``cpu_kernels`` fixture: the compiled loops of
-``cpu_groupnorm`` and the NumPy kernels of ``groupnorm``) through ``kernels/group_norm_dispatch.py``; the compiled
+``cpu_group_norm`` and the NumPy kernels of ``group_norm``) through ``kernels/group_norm_dispatch.py``; the compiled
 loops are also held equal to the xp form directly. The CUDA kernels are checked in
-``test_cuda_emulated_groupnorm.py`` (emulator) and, with a GPU, on CuPy arrays here.
+``test_cuda_emulated_group_norm.py`` (emulator) and, with a GPU, on CuPy arrays here.
 """
 
 import numpy as np
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import minitorch_ln as mt
 from minitorch_ln import kernels
 from minitorch_ln.kernels import group_norm_dispatch
-from minitorch_ln.kernels import cpu_groupnorm, groupnorm
+from minitorch_ln.kernels import cpu_group_norm, group_norm
 from minitorch_ln.kernels._numba import AVAILABLE as NUMBA
 
 pytestmark = pytest.mark.usefixtures("cpu_kernels")
@@ -85,14 +85,14 @@ def test_compiled_loops_equal_the_xp_form(N, G, cpg, L, dtype, affine, eps, seed
     x, w, b, dy = _case(rng, N, C, L, dtype, loc=rng.uniform(-5, 5), scale=rng.uniform(0.1, 10))
     w = w if affine in ("both", "weight") else None
     b = b if affine in ("both", "bias") else None
-    got = cpu_groupnorm.group_norm_fwd(x, w, b, G, eps)
-    ref = groupnorm.group_norm_fwd(x, w, b, G, eps)
+    got = cpu_group_norm.group_norm_fwd(x, w, b, G, eps)
+    ref = group_norm.group_norm_fwd(x, w, b, G, eps)
     tol = 1e-12 if dtype == np.float64 else 3e-5
     for g, r in zip(got, ref):
         assert g.dtype == r.dtype and g.shape == r.shape
         np.testing.assert_allclose(g, r, rtol=tol, atol=tol * (1 + np.abs(r).max()))
-    got_b = cpu_groupnorm.group_norm_bwd(dy, x, w, *ref[1:], G)
-    ref_b = groupnorm.group_norm_bwd(dy, x, w, *ref[1:], G)
+    got_b = cpu_group_norm.group_norm_bwd(dy, x, w, *ref[1:], G)
+    ref_b = group_norm.group_norm_bwd(dy, x, w, *ref[1:], G)
     scale = 1 + np.abs(dy).max() * ref[2].max() * (1 if w is None else np.abs(w).max()) * cpg * L
     for g, r in zip(got_b, ref_b):
         if r is None:
@@ -176,11 +176,11 @@ def test_empty_input_and_inputs_not_modified(rng):
 def test_compiled_loops_check_their_arrays():
     x = np.ones((2, 4, 3))
     with pytest.raises(ValueError, match="num_groups dividing the 4 channels"):
-        cpu_groupnorm.group_norm_fwd(x, None, None, 3, 1e-5)
+        cpu_group_norm.group_norm_fwd(x, None, None, 3, 1e-5)
     with pytest.raises(ValueError, match="weight of shape \\(4,\\)"):
-        cpu_groupnorm.group_norm_fwd(x, np.ones(5), None, 2, 1e-5)
+        cpu_group_norm.group_norm_fwd(x, np.ones(5), None, 2, 1e-5)
     with pytest.raises(ValueError, match="mean of shape \\(2, 2\\)"):
-        cpu_groupnorm.group_norm_bwd(x, x, None, np.zeros((2, 1)), np.ones((2, 2)), 2)
+        cpu_group_norm.group_norm_bwd(x, x, None, np.zeros((2, 1)), np.ones((2, 2)), 2)
 
 
 @pytest.mark.cuda
@@ -190,9 +190,9 @@ def test_cupy_arrays_match_numpy_kernels(dtype, N, C, L, G, rng):
     import cupy as cp
 
     x, w, b, dy = _case(rng, N, C, L, dtype, loc=1.0)
-    ref = groupnorm.group_norm_fwd(x, w, b, G, 1e-5)
+    ref = group_norm.group_norm_fwd(x, w, b, G, 1e-5)
     got = [cp.asnumpy(a) for a in fwd(cp.asarray(x), cp.asarray(w), cp.asarray(b), G)]
-    ref_b = groupnorm.group_norm_bwd(dy, x, w, ref[1], ref[2], G)
+    ref_b = group_norm.group_norm_bwd(dy, x, w, ref[1], ref[2], G)
     got_b = [cp.asnumpy(a) for a in bwd(cp.asarray(dy), cp.asarray(x), cp.asarray(w), cp.asarray(ref[1]),
                                         cp.asarray(ref[2]), G)]
     tol = {np.float64: 1e-10, np.float32: 1e-4, np.float16: 3e-3}[dtype]

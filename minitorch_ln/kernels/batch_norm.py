@@ -1,6 +1,6 @@
 """BatchNorm forward and backward (batch statistics) on raw arrays (NumPy and CuPy).
 
-The statistics and the ``dx`` formula of :mod:`minitorch_ln.kernels.layernorm`, over the other axis:
+The statistics and the ``dx`` formula of :mod:`minitorch_ln.kernels.layer_norm`, over the other axis:
 each channel is a row ``(C, M)`` with ``M = N·L`` (docs, section 8); the ``_ncl`` forms take the
 input's own layout ``(N, C, L)`` and reduce over its axes ``(0, 2)`` in place.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import get_array_module
-from .layernorm import dx_from_dxhat, row_stats, stat_dtype, xhat_from_stats
+from .layer_norm import dx_from_dxhat, row_stats, stat_dtype, xhat_from_stats
 
 
 # ==================================================================================================
@@ -74,7 +74,7 @@ def batch_norm_fwd_ncl(x, weight, bias, eps):
     """BatchNorm forward on ``x`` ``(N, C, L)`` (the input's own layout) → ``(y (N, C, L), mean, rstd, var)``.
 
     :func:`batch_norm_fwd`'s statistics, reduced over the axes ``(0, 2)`` of each channel: shifted
-    by the channel's first value, then two passes (as ``layernorm.row_stats``), so a constant
+    by the channel's first value, then two passes (as ``layer_norm.row_stats``), so a constant
     channel gives exactly ``bias``. ``mean``, ``rstd`` and the biased ``var`` ``(C, 1)`` in
     :func:`stat_dtype`; ``y`` in ``x``'s dtype.
     """
@@ -101,7 +101,7 @@ def batch_norm_fwd_ncl(x, weight, bias, eps):
 
 
 def _redo_overflowed_channels(xc, var, rstd, eps) -> None:
-    """``layernorm.redo_overflowed_rows`` for channels: where a float32 variance overflowed (values
+    """``layer_norm.redo_overflowed_rows`` for channels: where a float32 variance overflowed (values
     beyond about 1e19), sum that channel's squares again in float64 and rewrite ``var``/``rstd``."""
     if xc.dtype == np.float64:
         return
@@ -120,7 +120,7 @@ def batch_norm_bwd_ncl(dy, x, weight, mean, rstd):
     """BatchNorm backward on ``(N, C, L)`` arrays → ``(dx (N, C, L), dweight (C,), dbias (C,))``.
 
     LayerNorm's three-term ``dx`` along each channel, the means over the axes ``(0, 2)``;
-    ``x - mean`` re-centred as ``layernorm.xhat_from_stats`` does. ``dweight``/``dbias`` are
+    ``x - mean`` re-centred as ``layer_norm.xhat_from_stats`` does. ``dweight``/``dbias`` are
     ``None`` when ``weight`` is None; sums in the statistics dtype, returned in ``weight``'s dtype.
     """
     sdt = mean.dtype

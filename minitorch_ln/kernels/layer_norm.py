@@ -28,10 +28,10 @@ Numerics, each explained where it is done:
   (for a float32 row ``1e4 + 1e-3·noise`` that rounding is half the spread of the row).
 
 Which code runs where (decided in ``kernels/layer_norm_dispatch.py`` alone): on the CPU,
-float32/float64 rows go to the compiled loops of ``kernels/cpu_layernorm.py`` (the same formulas,
+float32/float64 rows go to the compiled loops of ``kernels/cpu_layer_norm.py`` (the same formulas,
 one pass per row; the default where Numba is installed) and float16 rows come here; with
 ``set_cpu_kernels("numpy")`` everything comes here. On
-the GPU, ``kernels/cuda_layernorm.py`` runs CUDA kernels and calls these functions (on CuPy arrays)
+the GPU, ``kernels/cuda_layer_norm.py`` runs CUDA kernels and calls these functions (on CuPy arrays)
 for rows too long for its registers. Written with ``xp = get_array_module(x)`` throughout, so the
 same code runs on NumPy and CuPy. Whole-array operations, no blocking, no threads: this is the
 form to read; the speed lives in the compiled kernels.

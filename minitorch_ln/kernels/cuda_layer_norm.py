@@ -1,6 +1,6 @@
 """Fused LayerNorm forward and backward for CuPy arrays: CUDA kernels and their launch wrappers.
 
-Same formulas and signatures as the NumPy kernels in ``kernels/layernorm.py`` (the oracle), for a
+Same formulas and signatures as the NumPy kernels in ``kernels/layer_norm.py`` (the oracle), for a
 C-contiguous ``x`` of shape ``(N, D)`` normalised over its last axis (derivation: ``docs/``)::
 
     mean = sum(x) / D                 rstd = 1 / sqrt(sum((x - mean)^2) / D + eps)
@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from . import cuda_common
-from . import layernorm as _xp
+from . import layer_norm as _xp
 from .cuda_common import CTYPE, check_kernel_dtype, check_param, device_of_array, param_dtype, vector_width
-from .layernorm import stat_dtype
+from .layer_norm import stat_dtype
 
-# The CUDA source sits beside this file (``cuda_layernorm.cu``), compiled by CuPy on first use.
-SOURCE = (Path(__file__).parent / "cuda_layernorm.cu").read_text()
+# The CUDA source sits beside this file (``cuda_layer_norm.cu``), compiled by CuPy on first use.
+SOURCE = (Path(__file__).parent / "cuda_layer_norm.cu").read_text()
 
 # Elements of a row one thread keeps in registers (forward holds x; backward holds xhat, g and two
 # gradient sums per element, hence the smaller budget). Halved for float64.
@@ -204,7 +204,7 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, need_param_grads=None):
 
 
 # --------------------------------------------------------------------------------------------
-# Rows too long for the register kernels: the xp kernels of kernels/layernorm.py, on CuPy arrays
+# Rows too long for the register kernels: the xp kernels of kernels/layer_norm.py, on CuPy arrays
 # --------------------------------------------------------------------------------------------
 
 

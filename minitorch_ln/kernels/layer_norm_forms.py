@@ -5,14 +5,14 @@
 - :func:`layer_norm_bwd_terms`: the compact backward split into its three terms, so that
   ``diagnostics`` can check each against finite differences on its own.
 
-Both take the arguments of :func:`minitorch_ln.kernels.layernorm.layer_norm_bwd` and the tests hold
+Both take the arguments of :func:`minitorch_ln.kernels.layer_norm.layer_norm_bwd` and the tests hold
 them equal to it.
 """
 
 from __future__ import annotations
 
 from ..backend import get_array_module
-from .layernorm import xhat_from_stats
+from .layer_norm import xhat_from_stats
 
 __all__ = ["layer_norm_bwd_chain_rule", "layer_norm_bwd_terms"]
 
@@ -26,7 +26,7 @@ def layer_norm_bwd_chain_rule(dy, x, weight, mean, rstd):
         xhat = xc · rstd;  y = xhat · γ + β
 
     walked backwards, one line of the chain rule per step (docs, section 2). This is the form to
-    learn from; the compact :func:`~minitorch_ln.kernels.layernorm.layer_norm_bwd` is the form that runs, and the tests hold the two equal.
+    learn from; the compact :func:`~minitorch_ln.kernels.layer_norm.layer_norm_bwd` is the form that runs, and the tests hold the two equal.
     Shapes and return value as :func:`layer_norm_bwd`; no blocking, no threads.
     """
     D = x.shape[1]

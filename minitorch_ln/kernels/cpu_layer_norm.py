@@ -1,6 +1,6 @@
 """LayerNorm (and RMSNorm, BatchNorm) forward and backward as compiled loops on the CPU, the math as written.
 
-The file to read first, next to ``docs/layernorm_backward.md``, is :mod:`minitorch_ln.kernels.layernorm`
+The file to read first, next to ``docs/layernorm_backward.md``, is :mod:`minitorch_ln.kernels.layer_norm`
 (the same formulas with whole-array operations, the oracle this file is tested against); read this
 one with section 9 of the docs (the numerics and why a compiled loop). NumPy cannot fuse that
 form's operations, so each is one more pass that writes a full ``(n, D)`` temporary (5 such passes forward, 7 backward). Here every row is
@@ -42,12 +42,12 @@ The numerics are those of the NumPy kernels, which the tests hold these equal to
   bitwise the same on any number of threads (the blocks are those of the NumPy kernels).
 
 RMSNorm is here too, as the same kind of loop (LayerNorm without the centring); BatchNorm's loops
-are in ``cpu_batchnorm.py``. The rows are shared out over a few threads in runs of whole blocks
+are in ``cpu_batch_norm.py``. The rows are shared out over a few threads in runs of whole blocks
 (``kernels/_threads.py``): the kernel function runs the first share itself and calls the row
 loop directly.
 
 Only float32 and float64 are compiled; float16 input (normalized in float32) and any array when
-Numba is not installed go to the NumPy kernels (``layernorm.py``, the form to read and the oracle).
+Numba is not installed go to the NumPy kernels (``layer_norm.py``, the form to read and the oracle).
 ``layer_norm_dispatch.py`` makes that choice, following :func:`minitorch_ln.kernels.set_cpu_kernels`;
 both are always tested.
 """
@@ -57,8 +57,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _threads
-from . import layernorm as _xp
-from . import rmsnorm as _xp_rms
+from . import layer_norm as _xp
+from . import rms_norm as _xp_rms
 from ._numba import AVAILABLE, as_contiguous, check_shapes, jit
 from .choice import COMPILED_DTYPES
 
@@ -273,7 +273,7 @@ def _sum_block_rows(blocks, dtype):
 
 
 def layer_norm_fwd(x, weight, bias, eps):
-    """LayerNorm forward, compiled; the interface of :func:`minitorch_ln.kernels.layernorm.layer_norm_fwd`.
+    """LayerNorm forward, compiled; the interface of :func:`minitorch_ln.kernels.layer_norm.layer_norm_fwd`.
 
     ``x`` ``(N, D)`` float32/float64 (float16 goes to the NumPy kernel); ``weight``, ``bias``
     ``(D,)`` or None; returns ``(y (N, D), mean (N, 1), rstd (N, 1))`` in ``x``'s dtype.
@@ -310,7 +310,7 @@ def layer_norm_stats(x, eps):
 
 
 def layer_norm_bwd(dy, x, weight, mean, rstd):
-    """LayerNorm backward, compiled; the interface of :func:`minitorch_ln.kernels.layernorm.layer_norm_bwd`.
+    """LayerNorm backward, compiled; the interface of :func:`minitorch_ln.kernels.layer_norm.layer_norm_bwd`.
 
     ``dy``, ``x`` ``(N, D)``; ``weight`` ``(D,)`` or None; ``mean``, ``rstd`` ``(N, 1)``. Returns
     ``(dx (N, D), dweight (D,), dbias (D,))``, the last two None without a weight and otherwise

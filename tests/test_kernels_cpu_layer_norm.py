@@ -1,6 +1,6 @@
-"""The compiled CPU LayerNorm kernels (``kernels/cpu_layernorm.py``) against the NumPy kernels, and the switch.
+"""The compiled CPU LayerNorm kernels (``kernels/cpu_layer_norm.py``) against the NumPy kernels, and the switch.
 
-Every test of ``test_kernels_layernorm.py`` and ``test_normalization.py`` already runs on both CPU
+Every test of ``test_kernels_layer_norm.py`` and ``test_normalization.py`` already runs on both CPU
 implementations (the ``cpu_kernels`` fixture). Here: the two agree with each other on any shape,
 the compiled loops really run, float16 and empty or odd-layout inputs take the right path, NaN
 stays in its row, and ``set_cpu_kernels`` and ``MINITORCH_LN_CPU_KERNELS`` choose as documented.
@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 
 from minitorch_ln import kernels
 from minitorch_ln.kernels import choice, layer_norm_dispatch
-from minitorch_ln.kernels import batchnorm as numpy_bn
-from minitorch_ln.kernels import layernorm as numpy_kernels
-from minitorch_ln.kernels import rmsnorm as numpy_rms
+from minitorch_ln.kernels import batch_norm as numpy_bn
+from minitorch_ln.kernels import layer_norm as numpy_kernels
+from minitorch_ln.kernels import rms_norm as numpy_rms
 
-cpu = pytest.importorskip("minitorch_ln.kernels.cpu_layernorm")
+cpu = pytest.importorskip("minitorch_ln.kernels.cpu_layer_norm")
 if not cpu.AVAILABLE:  # pragma: no cover
     pytest.skip("Numba is not installed", allow_module_level=True)
-from minitorch_ln.kernels import _numba, cpu_batchnorm as cpu_bn  # noqa: E402
+from minitorch_ln.kernels import _numba, cpu_batch_norm as cpu_bn  # noqa: E402
 
 
 def _both(x, w, b, dy, eps=1e-5):
@@ -119,7 +119,7 @@ def test_float16_goes_to_the_numpy_kernels_bitwise(rng):
 
 
 def test_backward_paths_mixed_in_one_block_match_float64(rng):
-    # The compiled backward takes a different path per row (cpu_layernorm's docstring): dx in the
+    # The compiled backward takes a different path per row (cpu_layer_norm's docstring): dx in the
     # expanded form for ordinary rows and with xhat formed first where rstd² underflows (scale
     # 1e30); dγ's re-centring term only where the rounded mean matters (1e4 + 1e-3 · noise).
     # Mixed in one block of dγ/dβ partial sums, every row's dx and the summed dγ, dβ must still
@@ -262,8 +262,8 @@ def test_without_numba_everything_runs_on_the_numpy_kernels(how, tmp_path):
     code = prelude + (
         "import numpy as np, minitorch_ln as mt, minitorch_ln.nn.functional as F\n"
         "from minitorch_ln import kernels\n"
-        "from minitorch_ln.kernels import cpu_layernorm\n"
-        "assert kernels.get_cpu_kernels() == 'numpy' and not cpu_layernorm.AVAILABLE\n"
+        "from minitorch_ln.kernels import cpu_layer_norm\n"
+        "assert kernels.get_cpu_kernels() == 'numpy' and not cpu_layer_norm.AVAILABLE\n"
         "x = mt.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)\n"
         "y = F.layer_norm(x, 3); y.backward(mt.tensor(np.array([[1.0, 0, 0], [0, 0, 0]])))\n"
         # rows (0, 1, 2) and (3, 4, 5): deviations (-1, 0, 1), variance 2/3, xhat = (-r, 0, r).
@@ -272,7 +272,7 @@ def test_without_numba_everything_runs_on_the_numpy_kernels(how, tmp_path):
         "r = 1 / np.sqrt(2 / 3 + 1e-5)\n"
         "assert np.allclose(y.detach().numpy(), [[-r, 0, r]] * 2)\n"
         "assert np.allclose(x.grad.numpy(), [r * np.array([2/3 - r*r/3, -1/3, -1/3 + r*r/3]), [0, 0, 0]])\n"
-        "assert np.allclose(cpu_layernorm.layer_norm_fwd(x.detach().numpy(), None, None, 1e-5)[0], y.detach().numpy())\n"
+        "assert np.allclose(cpu_layer_norm.layer_norm_fwd(x.detach().numpy(), None, None, 1e-5)[0], y.detach().numpy())\n"
         "print('ok', kernels.get_cpu_kernels())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)

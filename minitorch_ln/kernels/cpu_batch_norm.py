@@ -1,7 +1,7 @@
 """BatchNorm (batch statistics) forward and backward as compiled loops on the CPU, on the input's own layout.
 
-The formulas of ``kernels/batchnorm.py`` (and of LayerNorm, over each channel ``x[:, c, :]`` of an
-``(N, C, L)`` input: docs, section 8), written as loops that Numba compiles, as ``cpu_layernorm.py``
+The formulas of ``kernels/batch_norm.py`` (and of LayerNorm, over each channel ``x[:, c, :]`` of an
+``(N, C, L)`` input: docs, section 8), written as loops that Numba compiles, as ``cpu_layer_norm.py``
 does for LayerNorm. float16, empty input and a missing Numba go to the NumPy kernels.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import batchnorm as _xp
+from . import batch_norm as _xp
 from ._numba import AVAILABLE, as_contiguous, check_shapes, jit
 from .choice import COMPILED_DTYPES
 

@@ -1,8 +1,8 @@
 """The normalization kernels on raw arrays: compact form vs chain rule, the backward's terms, numerics.
 
 The kernel interface (``minitorch_ln/kernels/__init__.py``) is checked here on NumPy arrays, once
-with each CPU implementation (the compiled loops of ``cpu_layernorm`` and the NumPy kernels of
-``layernorm``: the ``cpu_kernels`` fixture), and, with a GPU, on CuPy arrays (whatever
+with each CPU implementation (the compiled loops of ``cpu_layer_norm`` and the NumPy kernels of
+``layer_norm``: the ``cpu_kernels`` fixture), and, with a GPU, on CuPy arrays (whatever
 implementation ``kernels`` dispatches to there).
 """
 

@@ -4,7 +4,7 @@ GroupNorm (Wu & He, 2018) splits the ``C`` channels of an ``(N, C, L)`` input in
 ``C/G`` channels and normalizes each sample's group, its ``C/G·L`` values, with their own mean and
 biased variance. So every ``(n, g)`` group is one LayerNorm row: the C-contiguous input viewed as
 ``(N·G, C/G·L)`` (no copy) goes through the row statistics and the ``dx`` formula of
-:mod:`minitorch_ln.kernels.layernorm`. Only γ and β differ: one per *channel*, so they change every
+:mod:`minitorch_ln.kernels.layer_norm`. Only γ and β differ: one per *channel*, so they change every
 ``L`` values along a row, and their gradients sum over the batch and the length (as BatchNorm's).
 InstanceNorm is the case ``G = C``; ``G = 1`` is LayerNorm over ``(C, L)`` with per-channel γ, β
 (docs/layernorm_backward.md, section 12)::
@@ -15,7 +15,7 @@ InstanceNorm is the case ``G = C``; ``G = 1`` is LayerNorm over ``(C, L)`` with 
     dx      = rstd · (dxhat - mean_g(dxhat) - xhat · mean_g(dxhat · xhat))   means over each group
     dγ[c]   = Σ_{n, l} dy · xhat,    dβ[c] = Σ_{n, l} dy         (C,)
 
-Kernel interface (every implementation: this file, ``cpu_groupnorm.py``, ``cuda_groupnorm.py``):
+Kernel interface (every implementation: this file, ``cpu_group_norm.py``, ``cuda_group_norm.py``):
 
 ``group_norm_fwd(x, weight, bias, num_groups, eps) -> (y, mean, rstd)``
     ``x``: C-contiguous ``(N, C, L)`` (``L`` the product of the spatial dims, 1 for ``(N, C)``);
@@ -29,7 +29,7 @@ Kernel interface (every implementation: this file, ``cpu_groupnorm.py``, ``cuda_
 from __future__ import annotations
 
 from ..backend import get_array_module
-from .layernorm import dx_from_dxhat, row_stats, stat_dtype, xhat_from_stats
+from .layer_norm import dx_from_dxhat, row_stats, stat_dtype, xhat_from_stats
 
 __all__ = ["group_norm_fwd", "group_norm_bwd"]
 
