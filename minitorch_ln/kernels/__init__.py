@@ -4,21 +4,23 @@ Kernels know arrays only, never ``Tensor``. Each fused op family has one dispatc
 with a plain ``if`` over device, dtype and the CPU choice, which implementation runs; the ops import
 it by name and call the kernel it returns:
 
-==========================  ==================================  =====================================
-family                      dispatch module                     forms (xp / compiled CPU / CUDA)
-==========================  ==================================  =====================================
-LayerNorm                   ``layer_norm_dispatch.py``          ``layer_norm`` / ``cpu_layer_norm`` /
-                                                                ``cuda_layer_norm``
-RMSNorm                     ``rms_norm_dispatch.py``            ``rms_norm`` / ``cpu_layer_norm`` / --
-BatchNorm                   ``batch_norm_dispatch.py``          ``batch_norm`` / ``cpu_batch_norm`` /
-                                                                ``cuda_batch_norm``
-GroupNorm                   ``group_norm_dispatch.py``          ``group_norm`` / ``cpu_group_norm`` /
-                                                                ``cuda_group_norm``
-local response norm         ``local_response_norm_dispatch.py`` ``local_response_norm`` / ``cpu_local_response_norm`` / ``cuda_local_response_norm``
-row softmax                 ``softmax_dispatch.py``             ``softmax`` / ``cpu_softmax`` / --
-GELU                        ``gelu_dispatch.py``                ``activation`` / ``cpu_activation`` / --
-Adam                        ``adam_dispatch.py``                ``adam`` / ``cpu_adam`` / --
-==========================  ==================================  =====================================
+====================  ===================================  ========================================
+family                dispatch module                      forms (xp / compiled CPU / CUDA)
+====================  ===================================  ========================================
+LayerNorm             ``layer_norm_dispatch.py``           ``layer_norm`` / ``cpu_layer_norm`` /
+                                                           ``cuda_layer_norm``
+RMSNorm               ``rms_norm_dispatch.py``             ``rms_norm`` / ``cpu_layer_norm`` / --
+BatchNorm             ``batch_norm_dispatch.py``           ``batch_norm`` / ``cpu_batch_norm`` /
+                                                           ``cuda_batch_norm``
+GroupNorm             ``group_norm_dispatch.py``           ``group_norm`` / ``cpu_group_norm`` /
+                                                           ``cuda_group_norm``
+local response norm   ``local_response_norm_dispatch.py``  ``local_response_norm`` /
+                                                           ``cpu_local_response_norm`` /
+                                                           ``cuda_local_response_norm``
+row softmax           ``softmax_dispatch.py``              ``softmax`` / ``cpu_softmax`` / --
+GELU                  ``gelu_dispatch.py``                 ``activation`` / ``cpu_activation`` / --
+Adam                  ``adam_dispatch.py``                 ``adam`` / ``cpu_adam`` / --
+====================  ===================================  ========================================
 
 The CPU choice (``set_cpu_kernels``/``get_cpu_kernels``: the loops compiled by Numba, the default
 where Numba imports, or the readable NumPy forms) and the device test live in ``choice.py``. The
