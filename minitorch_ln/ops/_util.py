@@ -167,6 +167,16 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple:
     return tuple(sorted(out)) if ndim > 0 else ()
 
 
+def bool_dim(dim, unbiased, keepdim, correction, op):
+    """PyTorch's ``(input, unbiased)`` overload: ``std(x, False)`` is the biased std over every element."""
+    if not isinstance(dim, bool):
+        return dim, unbiased
+    if unbiased is not None or keepdim or correction is not None:
+        raise TypeError(f"{op}: a bool second argument is unbiased ({op}(input, unbiased), as PyTorch), which takes "
+                        f"no dim, keepdim or correction; got {dim!r}; pass unbiased= and dim= by name")
+    return None, dim
+
+
 def normalize_dim(dim, ndim: int, op: str) -> int:
     if not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
