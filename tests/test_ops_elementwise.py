@@ -147,6 +147,25 @@ def test_maximum_ties_split_gradient_evenly_as_torch():
     compare_with_torch(mt.minimum, torch.minimum, [a, b])
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8])
+def test_minimum_maximum_at_the_integer_extremes_as_torch(dtype):
+    # minimum was -maximum(-a, -b): -(-2**31) overflows back to -2**31 in int32 and an unsigned
+    # dtype wraps (-255 is 1 in uint8), so minimum(x, int32 min) gave x. The extremes are exact answers:
+    # minimum(x, lo) = lo and maximum(x, hi) = hi for every x; minimum(x, hi) = x = maximum(x, lo).
+    info = np.iinfo(dtype)
+    x = np.array([0, 5, info.min, info.max, info.min + 1], dtype=dtype)
+    for v in (info.min, info.max):
+        for other in (np.full(5, v, dtype=dtype), np.array(v, dtype=dtype)):
+            for fn in ("minimum", "maximum"):
+                for a, b in ((x, other), (other, x)):
+                    ours = getattr(mt, fn)(mt.tensor(a), mt.tensor(b))
+                    theirs = getattr(torch, fn)(torch.from_numpy(a.copy()), torch.from_numpy(b.copy()))
+                    assert ours.dtype == dtype and ours.array.tolist() == theirs.tolist(), (fn, v, ours, theirs)
+        ours = mt.minimum(mt.tensor(x), v)  # a Python int in range stays exact too
+        assert ours.array.tolist() == np.minimum(x, np.asarray(v, dtype)).tolist()
+    assert mt.minimum(mt.tensor(x), mt.tensor(info.min, dtype=dtype)).array.tolist() == [info.min] * 5
+
+
 def test_clamp_with_tensor_bounds_and_gradient_at_bounds():
     compare_with_torch(lambda x, lo: x.clamp(min=lo), lambda x, lo: x.clamp(min=lo),
                        [np.array([-1.0, 0.5, 2.0]), np.array([0.0, 0.0, 3.0])])

@@ -34,7 +34,7 @@ def axis_alias(fn):
 
 # Ops for which PyTorch refuses (RuntimeError) a Python int outside a small-int tensor's range
 # instead of wrapping it (``uint8_t ** 300``, ``torch.where(c, uint8_t, 300)``)
-_NO_WRAP = frozenset({"pow", "where", "maximum", "minimum", "clamp"})
+_NO_WRAP = frozenset({"pow", "where", "maximum", "minimum", "fmax", "fmin", "clamp"})
 
 
 def promote(a, b, op: str):
