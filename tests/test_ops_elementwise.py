@@ -166,6 +166,30 @@ def test_minimum_maximum_at_the_integer_extremes_as_torch(dtype):
     assert mt.minimum(mt.tensor(x), mt.tensor(info.min, dtype=dtype)).array.tolist() == [info.min] * 5
 
 
+def test_clamp_of_an_integer_tensor_has_torchs_result_type():
+    # clamp's result type is PyTorch's result type of x and the bounds: [1, 5] clamped to max 2.5 is
+    # float32 [1.0, 2.5]; casting the bound to x's int64 made it [1, 2] (a bound of 2, silently)
+    a = np.array([1, 5])
+    for ours, theirs in [
+        (lambda x: x.clamp(max=2.5), lambda x: x.clamp(max=2.5)),
+        (lambda x: x.clip(min=2.5), lambda x: x.clip(min=2.5)),
+        (lambda x: mt.clamp(x, 2, 2.5), lambda x: torch.clamp(x, 2, 2.5)),
+        (lambda x: x.clamp(min=1.5, max=4), lambda x: x.clamp(min=1.5, max=4)),
+        (lambda x: x.clamp(max=3), lambda x: x.clamp(max=3)),  # an int bound keeps int64
+        (lambda x: x.clamp(min=mt.tensor([2.5, 2.5])), lambda x: x.clamp(min=torch.tensor([2.5, 2.5]))),
+        (lambda x: x.clamp(max=mt.tensor(2.5, dtype=mt.float64)),
+         lambda x: x.clamp(max=torch.tensor(2.5, dtype=torch.float64))),
+    ]:
+        compare_with_torch(ours, theirs, [a])
+        compare_with_torch(ours, theirs, [a.astype(np.int32)])
+        compare_with_torch(ours, theirs, [a > 2])  # bool
+    assert mt.tensor([1, 5]).clamp(max=2.5).array.tolist() == [1.0, 2.5]
+    with pytest.raises(RuntimeError, match="can't be cast"):  # in place, as PyTorch: no room for the float
+        mt.tensor([1, 5]).clamp_(max=2.5)
+    with pytest.raises(RuntimeError, match="300 cannot be converted to type uint8"):
+        mt.tensor(np.array([1, 5], np.uint8)).clamp(max=300)
+
+
 def test_clamp_with_tensor_bounds_and_gradient_at_bounds():
     compare_with_torch(lambda x, lo: x.clamp(min=lo), lambda x, lo: x.clamp(min=lo),
                        [np.array([-1.0, 0.5, 2.0]), np.array([0.0, 0.0, 3.0])])

@@ -74,9 +74,15 @@ class Clamp(Function):
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
-    """Limit values to [min, max]; the gradient passes where min <= x <= max (as PyTorch)."""
+    """Limit values to [min, max]; the gradient passes where min <= x <= max (as PyTorch).
+
+    The result has PyTorch's result type of ``x`` and the bounds: ``tensor([1, 5]).clamp(max=2.5)`` is
+    float32 ``[1.0, 2.5]``. Raises RuntimeError for an int bound outside an integer ``x``'s dtype."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
+    for bound in (min, max):  # the result type as PyTorch's: an integer tensor with a float bound is float
+        if bound is not None and not isinstance(bound, Tensor) and x.dtype.kind in "biu":
+            x = promote(x, bound, "clamp")[0]
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:
