@@ -180,7 +180,8 @@ def bool_dim(dim, unbiased, keepdim, correction, op):
 def normalize_dim(dim, ndim: int, op: str) -> int:
     if not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
-    return normalize_dims(dim, ndim, op)[0] if ndim > 0 else 0
+    axes = normalize_dims(dim, ndim, op)  # a 0-d tensor takes dim 0 or -1 (checked there), as PyTorch
+    return axes[0] if ndim > 0 else 0
 
 
 def require_float(x: Tensor, op: str) -> None:
