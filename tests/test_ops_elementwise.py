@@ -252,6 +252,18 @@ def test_cast_is_differentiable_between_floats():
 # ---------------------------------------------------------------------------------------- type promotion
 
 
+def test_add_sub_mul_of_two_numbers_as_torch():
+    # torch.add(2.0, 3.0) is a 0-d tensor: the first number becomes a tensor of its PyTorch dtype (float ->
+    # float32, int -> int64, bool -> bool) and promotes with the second. It crashed (AttributeError).
+    for fn, a, b in [("add", 2.0, 3.0), ("sub", 2.0, 3.0), ("add", 2, 3), ("sub", 2, 3.5), ("mul", 2.0, 3),
+                     ("add", True, False), ("mul", True, 3)]:
+        ours, theirs = getattr(mt, fn)(a, b), getattr(torch, fn)(a, b)
+        assert ours.shape == () and ours.dtype == theirs.numpy().dtype and ours.item() == theirs.item(), (fn, a, b)
+    assert mt.add(2.0, 3.0).item() == 5.0 and mt.sub(2, 3.5).item() == -1.5
+    with pytest.raises(TypeError, match="expected a Tensor or two numbers"):
+        mt.add("a", 2)
+
+
 def test_float32_with_numpy_scalar_stays_float32():
     x = mt.ones(3, requires_grad=True)
     y = x / np.sqrt(2)

@@ -51,6 +51,13 @@ def promote(a, b, op: str):
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_t and b_t and a.array.dtype == b.array.dtype:
         return a, b
+    if not (a_t or b_t):
+        if not (isinstance(a, numbers.Number) and isinstance(b, numbers.Number)):
+            raise TypeError(f"{op}: expected a Tensor or two numbers, got {type(a).__name__} and {type(b).__name__}")
+        # torch.add(2.0, 3.0): the first number becomes a 0-d tensor of its PyTorch dtype, as PyTorch does
+        dt = (np.dtype(np.bool_) if isinstance(a, (bool, np.bool_)) else np.dtype(np.int64)
+              if isinstance(a, numbers.Integral) else backend.default_float_dtype())
+        a, a_t = Tensor._from_op(np.asarray(a, dtype=dt)), True
     # Fast path for the most common case, a float tensor with a Python number: the number takes
     # the tensor's dtype (a NumPy scalar, which CuPy also accepts as an operand).
     if a_t and type(b) in (float, int) and a.array.dtype.kind == "f":
