@@ -196,6 +196,15 @@ def require_float(x: Tensor, op: str) -> None:
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 
 
+def float_input(x: Tensor, op: str) -> Tensor:
+    """``x`` for float-only math: an integer or bool tensor as the default float dtype (``sqrt(tensor([4]))``
+    is float32 ``[2.]``, as PyTorch); any other non-float dtype raises TypeError, as :func:`require_float`."""
+    if isinstance(x, Tensor) and x.dtype.kind in "biu":
+        return cast(x, backend.default_float_dtype())
+    require_float(x, op)
+    return x
+
+
 def refuse_bool_sub(a, b) -> None:
     """Raise PyTorch's RuntimeError for ``-`` with a bool operand (a tensor or a Python bool)."""
     bools = [isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype.kind == "b") for v in (a, b)]

@@ -35,7 +35,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError
 from ..tensor import Tensor
-from ._util import require_float
+from ._util import float_input, require_float
 from .elementwise import erf, exp
 from .conversion import cast
 
@@ -113,8 +113,8 @@ class Tanh(Function):
 
 def tanh(x: Tensor) -> Tensor:
     """``tanh x``; ``dx = dy·sech² x``, as ``4σ(2x)σ(-2x)`` (accurate where ``1 - y²`` cancels to 0).
-    Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "tanh")
+    Same shape and dtype as ``x`` (an integer or bool ``x`` gives the default float dtype)."""
+    x = float_input(x, "tanh")
     return Tanh.apply(x)
 
 
@@ -137,9 +137,9 @@ class Sigmoid(Function):
 
 def sigmoid(x: Tensor) -> Tensor:
     """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·σ(x)σ(-x)``
-    (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``;
-    raises TypeError for integer tensors."""
-    require_float(x, "sigmoid")
+    (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``
+    (an integer or bool ``x`` gives the default float dtype)."""
+    x = float_input(x, "sigmoid")
     return Sigmoid.apply(x)
 
 
