@@ -147,7 +147,7 @@ class ReLU(Function):
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)
-        ctx.mask = x > 0
+        ctx.mask = ~(x <= 0)  # NaN passes its gradient on, as PyTorch's threshold_backward
         return xp.maximum(x, 0).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -156,7 +156,7 @@ class ReLU(Function):
 
 
 def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``, any shape, same dtype; ``dx = dy·[x > 0]`` (0 at x = 0, as PyTorch)."""
+    """``max(x, 0)``, any shape, same dtype; ``dx = dy·[not x <= 0]`` (0 at x = 0, ``dy`` at NaN, as PyTorch)."""
     return ReLU.apply(x)
 
 
