@@ -191,6 +191,14 @@ def test_train_bad_numbers(corpus, tmp_path, capsys):
     _bad_train(tmp_path, capsys, ["--text", str(corpus), "--lr", "0"], "--lr must be a positive number")
 
 
+@pytest.mark.parametrize("n", ["100000000000", "100001", "-1"])
+def test_train_refuses_a_sample_too_long_to_generate_before_training(tmp_path, capsys, n):
+    # the preview is sampled one forward pass per character after training: 1e11 of them was accepted and
+    # hung after the run. Refused first, before the text is even read (this one does not exist).
+    _bad_train(tmp_path, capsys, ["--text", str(tmp_path / "missing.txt"), "--steps", "2", "--sample-chars", n],
+               "--sample-chars must be")
+
+
 def test_train_argparse_rejects_bad_choices(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["train", "--norm", "sideways"])

@@ -316,6 +316,38 @@ def test_corrupt_checkpoint_is_reported_and_left_alone(uninterrupted, tmp_path):
         read_checkpoint(out)
 
 
+@pytest.mark.parametrize("field", ["step", "lr", "rng"])
+def test_an_edited_state_json_is_refused(uninterrupted, tmp_path, field):
+    # state.json holds what a resume continues from (the step, the random generators' states, the
+    # optimizer's learning rates); only the other files were hashed, so one changed digit resumed silently
+    # with other batches or a 10x learning rate. Its content now carries a SHA-256 of its own.
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(uninterrupted[0], out)
+    path = out / "ckpt-00000008" / "state.json"
+    state = json.loads(path.read_text())
+    assert "state_sha256" in state and read_checkpoint(out)["state"]["step"] == 8
+    if field == "step":
+        state["step"] = 9
+    elif field == "lr":
+        group = state["optimizer"]["param_groups"][0]
+        group["lr"] *= 10
+    else:
+        state["rng"] = json.loads(json.dumps(state["rng"]).replace("1", "2", 1))
+    path.write_text(json.dumps(state) + "\n")
+    listing = sorted(os.listdir(out))
+    with pytest.raises(CheckpointError, match="state.json has been changed since it was written"):
+        read_checkpoint(out)
+    with pytest.raises(CheckpointError, match="state.json has been changed"):
+        train({"steps": 10}, out_dir=out, resume=True, quiet=True, sample_chars=SAMPLE)
+    assert sorted(os.listdir(out)) == listing
+    del state["state_sha256"]  # no hash at all: refused as well, never trusted
+    path.write_text(json.dumps(state) + "\n")
+    with pytest.raises(CheckpointError, match="records none"):
+        read_checkpoint(out)
+
+
 def test_a_crash_while_writing_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     import minitorch_ln.apps.checkpoint as ckmod
 

@@ -55,6 +55,33 @@ def test_state_dict_skips_non_persistent_buffers_and_lists_tied_weights_twice():
     assert len(list(tied.parameters())) == 1  # but the optimizer sees it once
 
 
+def test_reassigning_keeps_the_place_of_a_module_parameter_or_buffer_as_torch():
+    # PyTorch writes an existing name back into its dict, which keeps the key's position; popping it first
+    # moved it to the end, so named_parameters() (and an optimizer's state zipped by position) shifted
+    # and a Sequential with a replaced first layer ran it last (ReLU before Linear).
+    m = Block()
+    m.fc = nn.Linear(3, 3)
+    m.scale = nn.Parameter(mt.zeros(3))
+    m.running = mt.ones(3)
+    m.register_buffer("steps", mt.tensor(1))
+    m.register_parameter("scale", nn.Parameter(mt.ones(3)))
+    assert [n for n, _ in m.named_parameters()] == ["scale", "fc.weight", "fc.bias"]
+    assert [n for n, _ in m.named_buffers()] == ["running", "steps", "cache"]
+    assert list(m.state_dict()) == ["scale", "running", "steps", "fc.weight", "fc.bias"]
+    m.register_buffer("running", mt.zeros(3), persistent=False)  # re-registered as non-persistent: dropped
+    assert list(m.state_dict()) == ["scale", "steps", "fc.weight", "fc.bias"]
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    setattr(seq, "0", nn.Linear(2, 2))
+    seq.add_module("1", nn.Tanh())
+    assert [type(c).__name__ for c in seq] == ["Linear", "Tanh"]
+    x = mt.tensor([[-3.0, 2.0]])
+    lin = seq[0]
+    np.testing.assert_allclose(seq(x).detach().numpy(), mt.tanh(lin(x)).detach().numpy())  # Linear, then Tanh
+    ref = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    setattr(ref, "0", torch.nn.Linear(2, 2))
+    assert [type(c).__name__ for c in ref] == ["Linear", "ReLU"]
+
+
 def test_registration_errors():
     m = nn.Module()
     with pytest.raises(TypeError, match="must be a Parameter or None, got Tensor"):

@@ -247,6 +247,20 @@ def test_normalized_size_one_gives_bias_and_zero_gradients(rng):
     assert gradcheck(lambda x, w, b: F.layer_norm(x, 1, w, b), (t64(rng.standard_normal((3, 1))), t64([2.0]), t64([1.0])))
 
 
+@pytest.mark.parametrize("shape,nshape", [((2, 0), (0,)), ((3, 0, 2), (0, 2)), ((0, 0), (0,)), ((0, 4), (4,))])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_layer_norm_and_rms_norm_over_zero_elements_are_empty_as_torch(shape, nshape, dtype, rng):
+    # nothing to normalize: PyTorch returns an empty tensor of the input's shape, and empty gradients
+    # for the input and the (empty) weight and bias; this raised a ValueError
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in (shape, nshape, nshape))
+    compare_with_torch(lambda t, g, c: F.layer_norm(t, nshape, g, c),
+                       lambda t, g, c: torch.nn.functional.layer_norm(t, nshape, g, c), [x, w, b])
+    compare_with_torch(lambda t: F.layer_norm(t, nshape), lambda t: torch.nn.functional.layer_norm(t, nshape), [x])
+    compare_with_torch(lambda t, g: F.rms_norm(t, nshape, g), lambda t, g: torch.nn.functional.rms_norm(t, nshape, g),
+                       [x, w])
+    assert F.layer_norm(mt.zeros(*shape), nshape).shape == shape
+
+
 def test_plain_sum_loss_with_unit_gamma_gives_zero_input_gradient(rng):
     # Why every check here uses a random upstream gradient: with dy = 1 and γ = 1, dxhat is
     # constant on each row, so dx = rstd·(1 - 1 - xhat·mean(xhat)) = 0 (docs, section 5).

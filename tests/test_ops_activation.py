@@ -254,6 +254,24 @@ def test_nan_propagates_and_its_gradient_follows_torchs_comparisons():
         compare_with_torch(ours, theirs, [np.array([np.nan, 1.0, -2.0])], **_tol(name, np.float64))
 
 
+def test_relu_passes_the_gradient_at_nan_as_torch():
+    # relu'(NaN) has no mathematical value; PyTorch's threshold_backward keeps dy where not x <= 0, NaN
+    # included (this was 0: a NaN input got a clean zero gradient). relu(NaN) is NaN in both.
+    for relu in (mt.relu, mt.nn.functional.relu, lambda x: x.relu()):
+        compare_with_torch(relu, torch.relu, [np.array([np.nan, 1.0, -2.0, 0.0, -0.0, np.inf, -np.inf])])
+    x = mt.tensor([np.nan, -1.0], requires_grad=True)
+    mt.nn.ReLU()(x).backward(mt.tensor([3.0, 5.0]))
+    assert x.grad.array.tolist() == [3.0, 0.0]
+
+
+def test_sign_and_abs_at_nan_stay_nan_on_purpose():
+    # docs/torch_compat.md: sign(NaN) and abs'(NaN) are NaN here (the math), 0 in PyTorch
+    x = mt.tensor([np.nan, -2.0, 0.0, 3.0], requires_grad=True)
+    assert np.isnan(mt.sign(x).array[0]) and mt.sign(x).array[1:].tolist() == [-1.0, 0.0, 1.0]
+    mt.abs(x).sum().backward()
+    assert np.isnan(x.grad.array[0]) and x.grad.array[1:].tolist() == [-1.0, 0.0, 1.0]
+
+
 def test_zero_d_empty_and_float16():
     for name, ours, theirs, _, _ in ELEMENTWISE:
         compare_with_torch(ours, theirs, [np.array(-0.7)], **_tol(name, np.float64))

@@ -247,3 +247,14 @@ def test_bad_input_raises_clear_errors():
 def test_gradcheck_noncontiguous_leaves(name, ours, theirs, domain, gg, tg, rng):
     gradcheck_noncontiguous(ours, list(_inputs(rng, (2, 1, 3), (4, 3), domain)))  # broadcasting as well
     gradcheck_noncontiguous(ours, list(_inputs(rng, (2, 2), (2, 2), domain)), gg)
+
+
+def test_fmin_fmax_refuse_a_python_int_outside_the_integer_dtype():
+    # fmin(int32 tensor, 2**31) wrapped the bound to -2**31 and answered -2**31 everywhere; PyTorch takes no
+    # Python number here at all, and minimum/maximum/clamp already refuse the out-of-range bound
+    x = mt.tensor(np.array([-5, 0, 7], dtype=np.int32))
+    for fn, v in ((B.fmin, 2**31), (B.fmax, -(2**31) - 1), (B.fmin, -(2**31) - 1)):
+        with pytest.raises(RuntimeError, match=f"value {v} cannot be converted to type int32"):
+            fn(x, v)
+    assert B.fmin(x, 2**31 - 1).array.tolist() == [-5, 0, 7]  # in range: exact
+    assert B.fmax(x, -(2**31)).array.tolist() == [-5, 0, 7]

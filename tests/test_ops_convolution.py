@@ -257,6 +257,12 @@ PADS = [
     ("replicate", (1, 2, 0, 1, 2, 1), (1, 2, 2, 3, 2)),
     ("circular", (2, 4, 1, 3), (1, 2, 4, 5)),
     ("circular", (1, 2), (2, 4)),
+    # negative pads crop first; circular then wraps within what is left (PyTorch's order)
+    ("circular", (-1, 1), (1, 1, 4)),
+    ("circular", (2, -1, -2, 1), (1, 2, 4, 5)),
+    ("circular", (-1, 2, 1, -3, 0, -1), (1, 1, 4, 5, 3)),
+    ("reflect", (-1, 2, 1, -2), (2, 3, 4, 5)),
+    ("replicate", (3, -2), (2, 3, 4)),
 ]
 
 
@@ -273,6 +279,19 @@ def test_pad_gradcheck_gradgradcheck_non_contiguous(mode, p, shape, rng):
     fn = lambda t: pad(t.permute(*reversed(range(t.ndim))), p, mode=mode) * 1.5
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
+
+
+def test_pad_circular_negative_pad_crops_then_wraps():
+    # [0, 1, 2, 3] with (-1, 1): crop the first element -> [1, 2, 3], then wrap one element of that
+    # remainder onto the right -> [1, 2, 3, 1] (PyTorch's); wrapping the uncropped input gave [1, 2, 3, 0].
+    x = mt.arange(4.0).reshape(1, 1, 4)
+    assert pad(x, (-1, 1), mode="circular").array.ravel().tolist() == [1.0, 2.0, 3.0, 1.0]
+    assert pad(x, (1, -1), mode="circular").array.ravel().tolist() == [2.0, 0.0, 1.0, 2.0]
+    # more pad than the cropped remainder would wrap more than once (PyTorch: an overlap error or garbage)
+    with pytest.raises(RuntimeError, match=r"at most .* \(after cropping the negative pads of \(-3, 2\)"):
+        pad(x, (-3, 2), mode="circular")
+    with pytest.raises(RuntimeError, match="after cropping"):
+        pad(x, (-4, 4), mode="circular")
 
 
 def test_pad_constant_value_and_dtype():

@@ -147,6 +147,49 @@ def test_maximum_ties_split_gradient_evenly_as_torch():
     compare_with_torch(mt.minimum, torch.minimum, [a, b])
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8])
+def test_minimum_maximum_at_the_integer_extremes_as_torch(dtype):
+    # minimum was -maximum(-a, -b): -(-2**31) overflows back to -2**31 in int32 and an unsigned
+    # dtype wraps (-255 is 1 in uint8), so minimum(x, int32 min) gave x. The extremes are exact answers:
+    # minimum(x, lo) = lo and maximum(x, hi) = hi for every x; minimum(x, hi) = x = maximum(x, lo).
+    info = np.iinfo(dtype)
+    x = np.array([0, 5, info.min, info.max, info.min + 1], dtype=dtype)
+    for v in (info.min, info.max):
+        for other in (np.full(5, v, dtype=dtype), np.array(v, dtype=dtype)):
+            for fn in ("minimum", "maximum"):
+                for a, b in ((x, other), (other, x)):
+                    ours = getattr(mt, fn)(mt.tensor(a), mt.tensor(b))
+                    theirs = getattr(torch, fn)(torch.from_numpy(a.copy()), torch.from_numpy(b.copy()))
+                    assert ours.dtype == dtype and ours.array.tolist() == theirs.tolist(), (fn, v, ours, theirs)
+        ours = mt.minimum(mt.tensor(x), v)  # a Python int in range stays exact too
+        assert ours.array.tolist() == np.minimum(x, np.asarray(v, dtype)).tolist()
+    assert mt.minimum(mt.tensor(x), mt.tensor(info.min, dtype=dtype)).array.tolist() == [info.min] * 5
+
+
+def test_clamp_of_an_integer_tensor_has_torchs_result_type():
+    # clamp's result type is PyTorch's result type of x and the bounds: [1, 5] clamped to max 2.5 is
+    # float32 [1.0, 2.5]; casting the bound to x's int64 made it [1, 2] (a bound of 2, silently)
+    a = np.array([1, 5])
+    for ours, theirs in [
+        (lambda x: x.clamp(max=2.5), lambda x: x.clamp(max=2.5)),
+        (lambda x: x.clip(min=2.5), lambda x: x.clip(min=2.5)),
+        (lambda x: mt.clamp(x, 2, 2.5), lambda x: torch.clamp(x, 2, 2.5)),
+        (lambda x: x.clamp(min=1.5, max=4), lambda x: x.clamp(min=1.5, max=4)),
+        (lambda x: x.clamp(max=3), lambda x: x.clamp(max=3)),  # an int bound keeps int64
+        (lambda x: x.clamp(min=mt.tensor([2.5, 2.5])), lambda x: x.clamp(min=torch.tensor([2.5, 2.5]))),
+        (lambda x: x.clamp(max=mt.tensor(2.5, dtype=mt.float64)),
+         lambda x: x.clamp(max=torch.tensor(2.5, dtype=torch.float64))),
+    ]:
+        compare_with_torch(ours, theirs, [a])
+        compare_with_torch(ours, theirs, [a.astype(np.int32)])
+        compare_with_torch(ours, theirs, [a > 2])  # bool
+    assert mt.tensor([1, 5]).clamp(max=2.5).array.tolist() == [1.0, 2.5]
+    with pytest.raises(RuntimeError, match="can't be cast"):  # in place, as PyTorch: no room for the float
+        mt.tensor([1, 5]).clamp_(max=2.5)
+    with pytest.raises(RuntimeError, match="300 cannot be converted to type uint8"):
+        mt.tensor(np.array([1, 5], np.uint8)).clamp(max=300)
+
+
 def test_clamp_with_tensor_bounds_and_gradient_at_bounds():
     compare_with_torch(lambda x, lo: x.clamp(min=lo), lambda x, lo: x.clamp(min=lo),
                        [np.array([-1.0, 0.5, 2.0]), np.array([0.0, 0.0, 3.0])])
@@ -209,6 +252,18 @@ def test_cast_is_differentiable_between_floats():
 # ---------------------------------------------------------------------------------------- type promotion
 
 
+def test_add_sub_mul_of_two_numbers_as_torch():
+    # torch.add(2.0, 3.0) is a 0-d tensor: the first number becomes a tensor of its PyTorch dtype (float ->
+    # float32, int -> int64, bool -> bool) and promotes with the second. It crashed (AttributeError).
+    for fn, a, b in [("add", 2.0, 3.0), ("sub", 2.0, 3.0), ("add", 2, 3), ("sub", 2, 3.5), ("mul", 2.0, 3),
+                     ("add", True, False), ("mul", True, 3)]:
+        ours, theirs = getattr(mt, fn)(a, b), getattr(torch, fn)(a, b)
+        assert ours.shape == () and ours.dtype == theirs.numpy().dtype and ours.item() == theirs.item(), (fn, a, b)
+    assert mt.add(2.0, 3.0).item() == 5.0 and mt.sub(2, 3.5).item() == -1.5
+    with pytest.raises(TypeError, match="expected a Tensor or two numbers"):
+        mt.add("a", 2)
+
+
 def test_float32_with_numpy_scalar_stays_float32():
     x = mt.ones(3, requires_grad=True)
     y = x / np.sqrt(2)
@@ -249,11 +304,18 @@ def test_shapes_that_do_not_broadcast_name_both():
             op()
 
 
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "erf"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.bool_])
+def test_integer_tensors_in_float_math_give_the_default_float_as_torch(name, dtype):
+    # PyTorch computes float-only math of an integer/bool tensor in the default float dtype:
+    # sqrt(tensor([1, 4])) is float32 [1., 2.] (these raised a TypeError here)
+    compare_with_torch(getattr(mt, name), getattr(torch, name), [np.array([1, 4, 0, 3]).astype(dtype)])
+    assert mt.sqrt(mt.tensor([1, 4])).array.tolist() == [1.0, 2.0] and mt.sqrt(mt.tensor([1, 4])).dtype == np.float32
+
+
 def test_integer_tensors_where_floats_are_needed():
-    i = mt.tensor([1, 2])
-    for fn in (mt.exp, mt.log, mt.sqrt, mt.tanh, mt.sigmoid, mt.sin, mt.gelu, mt.erf):
-        with pytest.raises(TypeError, match="expected a floating point tensor.*int64"):
-            fn(i)
+    with pytest.raises(TypeError, match="expected a floating point tensor.*int64"):  # as PyTorch's gelu
+        mt.gelu(mt.tensor([1, 2]))
 
 
 def test_other_bad_arguments():

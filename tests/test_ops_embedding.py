@@ -105,3 +105,37 @@ def test_embedding_gradcheck_noncontiguous_weight(rng):
                                  [rng.standard_normal((5, 3))], gg=True)
     w = noncontiguous_leaf(rng.standard_normal((5, 3)))
     assert gradgradcheck(lambda t: mt.embedding(ids, t, padding_idx=1) ** 2, (w,))
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_embedding_max_norm_renormalizes_looked_up_rows_in_place_as_torch(norm_type, dtype, rng):
+    # PyTorch's embedding_renorm_: each looked-up row with norm > max_norm is scaled by
+    # max_norm / (norm + 1e-7) in the weight itself, under no_grad; the others stay as they are.
+    # Row 0 = [3, 4] (2-norm 5, max_norm 1): [0.6, 0.8]; row 1 = [0.3, 0.4] (norm 0.5): unchanged;
+    # row 2 is never looked up: unchanged even though its norm is 10.
+    w0 = np.concatenate([np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]]), rng.standard_normal((3, 2)) * 3])
+    ids = np.array([[0, 1, 3], [0, 5, 4]])
+    ours_w, theirs_w = mt.tensor(w0.astype(dtype), requires_grad=True), torch.tensor(w0.astype(dtype), requires_grad=True)
+    ours = mt.nn.functional.embedding(mt.tensor(ids), ours_w, max_norm=1.0, norm_type=norm_type)
+    theirs = torch.nn.functional.embedding(torch.from_numpy(ids), theirs_w, max_norm=1.0, norm_type=norm_type)
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), **tol)
+    np.testing.assert_allclose(ours_w.detach().numpy(), theirs_w.detach().numpy(), **tol)  # renormed in place
+    np.testing.assert_array_equal(ours_w.detach().numpy()[2], w0[2].astype(dtype))
+    if norm_type == 2.0:
+        np.testing.assert_allclose(ours_w.detach().numpy()[:2], [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+    g = rng.standard_normal(ours.shape).astype(dtype)
+    ours.backward(mt.tensor(g))
+    theirs.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(ours_w.grad.numpy(), theirs_w.grad.numpy(), **tol)  # the renorm has no gradient
+    emb, ref = mt.nn.Embedding(6, 2, max_norm=1.0, norm_type=norm_type), torch.nn.Embedding(6, 2, max_norm=1.0,
+                                                                                              norm_type=norm_type)
+    with mt.no_grad():
+        emb.weight.copy_(mt.tensor(w0.astype(np.float32)))
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(w0.astype(np.float32)))
+    np.testing.assert_allclose(emb(mt.tensor(ids)).detach().numpy(), ref(torch.from_numpy(ids)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(emb.weight.detach().numpy(), ref.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(emb) == repr(ref)

@@ -144,6 +144,42 @@ def test_setitem_gradcheck_and_torch(rng):
         compare_with_torch(ours, theirs, [x.astype(dtype), v.astype(dtype)])
 
 
+# PyTorch selects with the ints first, so an int is never an advanced index: index tensors separated from
+# an int by a slice keep their axes where they stand. NumPy counts the int as advanced too and puts the
+# axes first: x[1, :, 3:11:2, idx, 0:2] on (2, 5, 6, 5, 3, 4) is (5, 2, 5, 2, 4) in PyTorch, and NumPy's
+# (5, 5, 2, 2, 4) mixed the idx axis with dim 1's.
+INTS_AND_TENSORS = [
+    (lambda m: (1, slice(None), slice(3, 11, 2), m.tensor([0, 2, 4, 1, 3]), slice(0, 2)), (5, 2, 5, 2, 4)),
+    (lambda m: (-2, slice(None), [2, 5, 3], m.tensor([0, 2, 1])), (5, 3, 3, 4)),  # adjacent tensors in place
+    (lambda m: (m.tensor(0), None, m.tensor([[1, 4], [0, 2]])), (1, 2, 2, 6, 5, 3, 4)),  # a 0-d tensor is an int
+    (lambda m: (0, m.tensor([1, 3]), slice(None), m.tensor([4, 0])), (2, 6, 3, 4)),  # separated: axes first
+    (lambda m: (m.tensor([1, 0]), 2, m.tensor([5, 3]), Ellipsis, 1), (2, 5, 3)),  # an int between: in place
+]
+
+
+@pytest.mark.parametrize("key,shape", INTS_AND_TENSORS)
+def test_ints_select_before_index_tensors_as_torch_get_set_and_gradients(key, shape, rng):
+    x = rng.standard_normal((2, 5, 6, 5, 3, 4))
+    compare_with_torch(lambda t: t[key(mt)], lambda t: t[key(torch)], [x])  # values, shape, random-grad backward
+    assert mt.tensor(x)[key(mt)].shape == shape
+    v = rng.standard_normal(shape)
+
+    def put(t, w, lib):
+        y = t * 1.0
+        y[key(lib)] = w * 2.0
+        return y
+
+    compare_with_torch(lambda t, w: put(t, w, mt), lambda t, w: put(t, w, torch), [x, v])
+    compare_with_torch(lambda t, w: put(t, w, mt), lambda t, w: put(t, w, torch), [x, v[-1]])  # broadcast value
+    with mt.no_grad():
+        y = mt.tensor(x)
+        y[key(mt)] = mt.tensor(v)
+    expect = torch.from_numpy(x.copy())
+    expect[key(torch)] = torch.from_numpy(v)
+    np.testing.assert_array_equal(y.numpy(), expect.numpy())
+    assert gradcheck(lambda t: t[key(mt)] * 1.5, (t64(rng.standard_normal((2, 5, 6, 5, 3, 4))),))
+
+
 def test_setitem_without_grad_and_bad_values():
     x = mt.zeros(2, 3)
     x[0] = 5

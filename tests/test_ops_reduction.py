@@ -179,3 +179,23 @@ def test_reduction_gradcheck_noncontiguous_leaf(name, ours, theirs, gg, rng):
     gradcheck_noncontiguous(ours, [rng.standard_normal((2, 3, 4))])  # distinct values: no ties
     if gg:
         gradcheck_noncontiguous(ours, [rng.standard_normal((2, 3, 2))], gg=True)
+
+
+def test_std_var_positional_bool_is_unbiased_as_torch():
+    # PyTorch's (input, unbiased) overload: a bool second argument is `unbiased`, never `dim`
+    # (a bool is an int in Python, so dim=False would silently reduce over axis 0).
+    # [1, 2, 4, 7, 11]: mean 5, squared deviations 16+9+1+4+36 = 66; biased var 66/5 = 13.2,
+    # std sqrt(13.2) = 3.633 (dim=0 with Bessel's would give sqrt(66/4) = 4.062)
+    t = np.array([1.0, 2.0, 4.0, 7.0, 11.0])
+    assert abs(mt.std(mt.tensor(t), False).item() - 13.2 ** 0.5) < 1e-12
+    assert abs(mt.tensor(t).var(False).item() - 13.2) < 1e-12
+    torch = pytest.importorskip("torch")
+    m = np.arange(9.0).reshape(3, 3)
+    for call in (lambda x: x.std(True), lambda x: x.var(False), lambda x: x.std(False)):
+        compare_with_torch(call, call, [m])  # scalar results, and their gradients
+    compare_with_torch(lambda x: mt.var(x, True), lambda x: torch.var(x, True), [m])
+    assert mt.tensor(m).std(True).shape == ()
+    for call in (lambda x: x.std(0, False), lambda x: x.var(1, True, True)):  # (dim, unbiased, keepdim) unchanged
+        compare_with_torch(call, call, [m])
+    with pytest.raises(TypeError):  # as PyTorch: the (input, unbiased) overload takes nothing else
+        mt.tensor(m).std(True, keepdim=True)

@@ -247,3 +247,22 @@ def test_nll_and_mse_gradcheck_noncontiguous_leaves(rng):
     for reduction in ("mean", "sum", "none"):
         gradcheck_noncontiguous(lambda a: mt.nll_loss(a, t, weight=w, reduction=reduction), [x])
         gradcheck_noncontiguous(lambda a, b: mt.mse_loss(a, b, reduction=reduction), [x[:2], x[2:]])
+
+
+def test_softmax_and_log_softmax_of_a_0d_tensor_as_torch():
+    # a 0-d tensor is one entry along dim 0 (or -1): softmax 1, log_softmax 0, both with gradient 0
+    # (dx = y·(dy - y·dy) = 0 and dy - e^0·dy = 0). They crashed (ZeroDivisionError, IndexError).
+    F = mt.nn.functional
+    for dim in (0, -1):
+        for ours, theirs in [(lambda x, d=dim: F.softmax(x, d), lambda x, d=dim: torch.nn.functional.softmax(x, d)),
+                             (lambda x, d=dim: F.softmin(x, d), lambda x, d=dim: torch.nn.functional.softmin(x, d)),
+                             (lambda x, d=dim: F.log_softmax(x, d),
+                              lambda x, d=dim: torch.nn.functional.log_softmax(x, d)),
+                             (lambda x, d=dim: mt.nn.Softmax(d)(x), lambda x, d=dim: torch.nn.Softmax(d)(x)),
+                             (lambda x, d=dim: x.log_softmax(d), lambda x, d=dim: x.log_softmax(d))]:
+            for dtype in (np.float64, np.float32):
+                compare_with_torch(ours, theirs, [np.array(2.5, dtype)])
+    assert F.softmax(mt.tensor(2.5), 0).item() == 1.0 and F.log_softmax(mt.tensor(2.5), -1).item() == 0.0
+    for bad in (1, -2):
+        with pytest.raises(IndexError, match="out of range"):
+            F.softmax(mt.tensor(2.5), bad)

@@ -198,3 +198,35 @@ def test_sorting_gradcheck_noncontiguous_leaf(name, ours, theirs, gg, rng):
 def test_quantile_gradcheck_noncontiguous_leaf(interpolation, rng):
     gradcheck_noncontiguous(lambda t: quantile(t, _q([0.2, 0.5], t), 0, interpolation=interpolation),
                              [rng.standard_normal((3, 7))])
+
+
+@pytest.mark.parametrize("interpolation", INTERPOLATIONS)
+def test_quantile_q_that_requires_grad_gets_its_gradient_as_torch(interpolation, rng):
+    # linear: out = lo + (q·(n - 1) - floor(q·(n - 1)))·(hi - lo), so d out / dq = (hi - lo)·(n - 1).
+    # a = [1, 3, 4, 10], n - 1 = 3: q = .3 sits between 1 and 3 (2·3 = 6), q = .8 between 4 and 10
+    # (6·3 = 18). The other interpolations are piecewise constant in q: no gradient (None in PyTorch).
+    a, q = mt.tensor([1.0, 3.0, 4.0, 10.0], requires_grad=True), mt.tensor([0.3, 0.8], requires_grad=True)
+    quantile(a, q, interpolation=interpolation).sum().backward()
+    if interpolation == "linear":
+        np.testing.assert_allclose(q.grad.numpy(), [6.0, 18.0], rtol=1e-6)
+    # a slice with a NaN has q-independent output (NaN): its q gradient is 0, not NaN
+    x = rng.standard_normal((3, 6))
+    x[1, 2] = np.nan
+    for dim, keepdim in [(None, False), (1, True), (0, False)]:
+        compare_with_torch(lambda t, p, d=dim, k=keepdim: quantile(t, p, d, k, interpolation=interpolation),
+                           lambda t, p, d=dim, k=keepdim: torch.quantile(t, p, d, k, interpolation=interpolation),
+                           [x, np.array([0.1, 0.45, 0.9])])
+        compare_with_torch(lambda t, p, d=dim, k=keepdim: quantile(t, p, d, k, interpolation=interpolation),
+                           lambda t, p, d=dim, k=keepdim: torch.quantile(t, p, d, k, interpolation=interpolation),
+                           [x, np.array(0.7)])
+    assert gradcheck(lambda t, p: quantile(t, p, 1), (t64(rng.standard_normal((2, 5))), t64(np.array([0.2, 0.65]))))
+
+
+def test_quantile_of_a_0d_tensor_with_keepdim_is_0d_as_torch():
+    # keepdim keeps the reduced dims as size 1; a 0-d tensor has none, so the result stays 0-d ((1,) for a 1-D q)
+    for dim in (0, -1, None):
+        compare_with_torch(lambda t, d=dim: quantile(t, 0.5, d, True), lambda t, d=dim: torch.quantile(t, 0.5, d, True),
+                           [np.array(2.0)])
+        compare_with_torch(lambda t, p, d=dim: quantile(t, p, d, True), lambda t, p, d=dim: torch.quantile(t, p, d, True),
+                           [np.array(2.0), np.array([0.5, 0.2])])
+    assert quantile(mt.tensor(2.0), 0.5, dim=0, keepdim=True).shape == ()

@@ -7,13 +7,14 @@ A run directory holds one complete checkpoint at a time and a pointer to it::
     OUT/ckpt-00000500/optimizer.safetensors  the optimizer's tensors (AdamW's moments)
     OUT/ckpt-00000500/config.json            model config, training config, tokenizer, corpus info
     OUT/ckpt-00000500/state.json             step, the random generators' states, the optimizer's
-                                             other state, metrics, and a SHA-256 of each file above
+                                             other state, metrics, a SHA-256 of each file above
+                                             and one of its own content (state_sha256)
 
 Writing is crash-safe: the new checkpoint is built in a temporary directory, each file flushed to
 disk, the directory renamed into place, and only then is ``latest`` replaced (atomically, with
 ``os.replace``) and the previous checkpoint removed. Whenever the process dies, ``latest`` names a
-complete checkpoint. Reading checks every file's SHA-256, so a corrupted or truncated checkpoint is
-reported instead of being half-loaded.
+complete checkpoint. Reading checks every file's SHA-256, and that of ``state.json``'s own content, so a
+corrupted, truncated or edited checkpoint is reported instead of being half-loaded.
 """
 
 from __future__ import annotations
@@ -233,6 +234,15 @@ def _sha256(path) -> str:
     return h.hexdigest()
 
 
+def _state_sha256(state: dict) -> str:
+    """SHA-256 of ``state`` (without its own ``state_sha256``) as canonical JSON: sorted keys, no spaces.
+
+    Written and checked on the JSON-decoded form, so it is the same on both sides of the file.
+    """
+    body = {k: v for k, v in state.items() if k != "state_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
 def _fsync_dir(path) -> None:
     if hasattr(os, "O_DIRECTORY"):
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -281,6 +291,8 @@ def write_checkpoint(out_dir, step: int, model_state, optimizer_state, config: d
         atomic_write_text(os.path.join(tmp, "config.json"), json.dumps(config, indent=2) + "\n")
         full_state = {"format_version": FORMAT_VERSION, "step": step, **state, "optimizer": opt_json,
                       "sha256": {f: _sha256(os.path.join(tmp, f)) for f in _FILES}}
+        full_state = json.loads(json.dumps(full_state))  # as it will be read back (tuples as lists, ...)
+        full_state["state_sha256"] = _state_sha256(full_state)  # step, RNG states, learning rates: covered too
         atomic_write_text(os.path.join(tmp, "state.json"), json.dumps(full_state) + "\n")
         _fsync_dir(tmp)
         previous = resolve_checkpoint(out_dir) if latest_step(out_dir) is not None else None
@@ -349,6 +361,12 @@ def read_checkpoint(path, device=None, load_optimizer: bool = True) -> dict:
         raise CheckpointError(
             f"{ckpt}/state.json is not a minitorch_ln checkpoint of format {FORMAT_VERSION} "
             f"(found format {state.get('format_version') if isinstance(state, dict) else None!r})"
+        )
+    if state.get("state_sha256") != _state_sha256(state):
+        raise CheckpointError(
+            f"{ckpt}/state.json has been changed since it was written (its SHA-256 does not match the one it "
+            "records): its step, random generator states or learning rates cannot be trusted to resume from"
+            + ("" if "state_sha256" in state else " (it records none: written by an older minitorch_ln?)")
         )
     for fname in _FILES if load_optimizer else _FILES[:1] + _FILES[2:]:
         fpath = os.path.join(ckpt, fname)

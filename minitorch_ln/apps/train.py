@@ -53,6 +53,7 @@ __all__ = ["TrainConfig", "ConfigError", "train", "build_model", "build_optimize
 
 EXIT_OK, EXIT_ERROR, EXIT_NONFINITE, EXIT_INTERRUPTED = 0, 1, 3, 130
 SAMPLE_CHARS = 300
+MAX_SAMPLE_CHARS = 100_000  # one forward pass per character: more is hours of sampling after the run
 SAMPLE_TEMPERATURE = 0.8
 
 
@@ -142,7 +143,8 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         resume: continue the run in ``out_dir``; only ``steps`` and ``device`` may differ.
         progress: show the tqdm bar. quiet: print nothing (tests).
         on_step: optional ``callback(step, loss)`` after each optimizer step (tests use it to press Ctrl-C).
-        sample_chars: length of the final sample (not part of the run's configuration).
+        sample_chars: length of the final sample (not part of the run's configuration), at most
+            :data:`MAX_SAMPLE_CHARS`.
 
     Returns:
         a summary dict with ``exit_code`` (:data:`EXIT_OK`, :data:`EXIT_NONFINITE` or
@@ -154,6 +156,9 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         RunDirLocked: another run is writing ``out_dir``.
         CheckpointError: a checkpoint could not be written (e.g. the disk is full); the previous one is intact.
     """
+    if not isinstance(sample_chars, int) or isinstance(sample_chars, bool) or not 0 <= sample_chars <= MAX_SAMPLE_CHARS:
+        raise ConfigError(f"--sample-chars must be an int in [0, {MAX_SAMPLE_CHARS}] (the preview printed after "
+                          f"training), got {sample_chars!r}; for longer text: `minitorch-ln sample --max-new-tokens`")
     out_dir = os.fspath(out_dir)
     lock, created = _lock_out_dir(out_dir, resume)
     try:

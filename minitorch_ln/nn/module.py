@@ -144,10 +144,10 @@ class Module(StateDictMixin):
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"cannot assign {name!r} before Module.__init__() is called")
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, keep=self._parameters)
             self._parameters[name] = value
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, keep=self._modules)
             self._modules[name] = value
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -164,9 +164,12 @@ class Module(StateDictMixin):
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep=None):
+        """Drop ``name`` from every registry but ``keep``, where re-assigning it keeps its place (as PyTorch:
+        a re-assigned layer stays where it was in ``named_parameters()``, ``children()`` and a Sequential)."""
         for d in (self._parameters, self._buffers, self._modules):
-            d.pop(name, None)
+            if d is not keep:
+                d.pop(name, None)
         self._non_persistent.discard(name)
         self.__dict__.pop(name, None)
 
@@ -204,7 +207,7 @@ class Module(StateDictMixin):
         self._check_name(name, "parameter")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got {type(param).__name__}")
-        self._forget(name)
+        self._forget(name, keep=self._parameters)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
@@ -218,7 +221,7 @@ class Module(StateDictMixin):
         self._check_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}")
-        self._forget(name)
+        self._forget(name, keep=self._buffers)
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
@@ -228,7 +231,7 @@ class Module(StateDictMixin):
         self._check_name(name, "module")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name!r} must be a Module or None, got {type(module).__name__}")
-        self._forget(name)
+        self._forget(name, keep=self._modules)
         self._modules[name] = module
 
     register_module = add_module

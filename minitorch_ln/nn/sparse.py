@@ -23,6 +23,8 @@ class Embedding(Module):
 
     Args:
         padding_idx: a row that is not trained; negative values count from the end, as in PyTorch.
+        max_norm, norm_type: each forward first rescales every looked-up row whose ``norm_type``-norm
+            exceeds ``max_norm`` to that norm, in the weight itself (no gradient), as PyTorch.
         device, dtype: of the weight (default CPU, float32).
     Raises:
         ValueError: non-positive sizes, or ``padding_idx`` outside ``[-num_embeddings, num_embeddings)``.
@@ -30,6 +32,7 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
                  device=None, dtype=None, _weight: Tensor | None = None, _freeze: bool = False):
         super().__init__()
         for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
@@ -43,6 +46,7 @@ class Embedding(Module):
                 )
             padding_idx = int(padding_idx) % num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = int(num_embeddings), int(embedding_dim), padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
         if _weight is None:
             self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
                                     requires_grad=not _freeze)
@@ -65,16 +69,20 @@ class Embedding(Module):
                 self.weight._bump_version()
 
     def forward(self, input):  # noqa: A002 - PyTorch's name
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None) -> "Embedding":
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0) -> "Embedding":
         """An Embedding whose weight is (a copy of) the 2-D ``embeddings``; frozen unless ``freeze=False``."""
         if embeddings.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {tuple(embeddings.shape)}")
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings.detach().clone(), _freeze=freeze)
+        return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   _weight=embeddings.detach().clone(), _freeze=freeze)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        s += f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        s += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
+        return s + (f", norm_type={self.norm_type}" if self.norm_type != 2 else "")

@@ -34,7 +34,7 @@ def axis_alias(fn):
 
 # Ops for which PyTorch refuses (RuntimeError) a Python int outside a small-int tensor's range
 # instead of wrapping it (``uint8_t ** 300``, ``torch.where(c, uint8_t, 300)``)
-_NO_WRAP = frozenset({"pow", "where", "maximum", "minimum", "clamp"})
+_NO_WRAP = frozenset({"pow", "where", "maximum", "minimum", "fmax", "fmin", "clamp"})
 
 
 def promote(a, b, op: str):
@@ -51,6 +51,13 @@ def promote(a, b, op: str):
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_t and b_t and a.array.dtype == b.array.dtype:
         return a, b
+    if not (a_t or b_t):
+        if not (isinstance(a, numbers.Number) and isinstance(b, numbers.Number)):
+            raise TypeError(f"{op}: expected a Tensor or two numbers, got {type(a).__name__} and {type(b).__name__}")
+        # torch.add(2.0, 3.0): the first number becomes a 0-d tensor of its PyTorch dtype, as PyTorch does
+        dt = (np.dtype(np.bool_) if isinstance(a, (bool, np.bool_)) else np.dtype(np.int64)
+              if isinstance(a, numbers.Integral) else backend.default_float_dtype())
+        a, a_t = Tensor._from_op(np.asarray(a, dtype=dt)), True
     # Fast path for the most common case, a float tensor with a Python number: the number takes
     # the tensor's dtype (a NumPy scalar, which CuPy also accepts as an operand).
     if a_t and type(b) in (float, int) and a.array.dtype.kind == "f":
@@ -167,15 +174,35 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple:
     return tuple(sorted(out)) if ndim > 0 else ()
 
 
+def bool_dim(dim, unbiased, keepdim, correction, op):
+    """PyTorch's ``(input, unbiased)`` overload: ``std(x, False)`` is the biased std over every element."""
+    if not isinstance(dim, bool):
+        return dim, unbiased
+    if unbiased is not None or keepdim or correction is not None:
+        raise TypeError(f"{op}: a bool second argument is unbiased ({op}(input, unbiased), as PyTorch), which takes "
+                        f"no dim, keepdim or correction; got {dim!r}; pass unbiased= and dim= by name")
+    return None, dim
+
+
 def normalize_dim(dim, ndim: int, op: str) -> int:
     if not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
-    return normalize_dims(dim, ndim, op)[0] if ndim > 0 else 0
+    axes = normalize_dims(dim, ndim, op)  # a 0-d tensor takes dim 0 or -1 (checked there), as PyTorch
+    return axes[0] if ndim > 0 else 0
 
 
 def require_float(x: Tensor, op: str) -> None:
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
+
+
+def float_input(x: Tensor, op: str) -> Tensor:
+    """``x`` for float-only math: an integer or bool tensor as the default float dtype (``sqrt(tensor([4]))``
+    is float32 ``[2.]``, as PyTorch); any other non-float dtype raises TypeError, as :func:`require_float`."""
+    if isinstance(x, Tensor) and x.dtype.kind in "biu":
+        return cast(x, backend.default_float_dtype())
+    require_float(x, op)
+    return x
 
 
 def refuse_bool_sub(a, b) -> None:

@@ -36,7 +36,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError
 from ..tensor import Tensor
-from ._util import require_float
+from ._util import float_input, require_float
 from .autocast_policies import autocast
 from .elementwise import erf, exp
 from .conversion import cast
@@ -115,8 +115,8 @@ class Tanh(Function):
 
 def tanh(x: Tensor) -> Tensor:
     """``tanh x``; ``dx = dy·sech² x``, as ``4σ(2x)σ(-2x)`` (accurate where ``1 - y²`` cancels to 0).
-    Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "tanh")
+    Same shape and dtype as ``x`` (an integer or bool ``x`` gives the default float dtype)."""
+    x = float_input(x, "tanh")
     return Tanh.apply(x)
 
 
@@ -139,9 +139,9 @@ class Sigmoid(Function):
 
 def sigmoid(x: Tensor) -> Tensor:
     """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·σ(x)σ(-x)``
-    (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``;
-    raises TypeError for integer tensors."""
-    require_float(x, "sigmoid")
+    (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``
+    (an integer or bool ``x`` gives the default float dtype)."""
+    x = float_input(x, "sigmoid")
     return Sigmoid.apply(x)
 
 
@@ -149,7 +149,7 @@ class ReLU(Function):
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)
-        ctx.mask = x > 0
+        ctx.mask = ~(x <= 0)  # NaN passes its gradient on, as PyTorch's threshold_backward
         return xp.maximum(x, 0).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -158,7 +158,7 @@ class ReLU(Function):
 
 
 def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``, any shape, same dtype; ``dx = dy·[x > 0]`` (0 at x = 0, as PyTorch)."""
+    """``max(x, 0)``, any shape, same dtype; ``dx = dy·[not x <= 0]`` (0 at x = 0, ``dy`` at NaN, as PyTorch)."""
     return ReLU.apply(x)
 
 

@@ -19,7 +19,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import broadcast_shape, check_int_exponent, int_pow, number_operands, promote, refuse_bool_sub, require_float
+from ._util import broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote, refuse_bool_sub
 from .autocast_policies import autocast
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
@@ -275,8 +275,8 @@ class Exp(Function):
 
 @autocast("exp")
 def exp(x: Tensor) -> Tensor:
-    """``e^x``; ``dx = dy·e^x`` (the saved output). Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "exp")
+    """``e^x``; ``dx = dy·e^x`` (the saved output). Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "exp")
     return Exp.apply(x)
 
 
@@ -295,8 +295,8 @@ class Log(Function):
 
 @autocast("log")
 def log(x: Tensor) -> Tensor:
-    """Natural logarithm (``-inf`` at 0, NaN below); ``dx = dy / x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "log")
+    """Natural logarithm (``-inf`` at 0, NaN below); ``dx = dy / x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "log")
     return Log.apply(x)
 
 
@@ -316,8 +316,8 @@ class Sqrt(Function):
 
 def sqrt(x: Tensor) -> Tensor:
     """``√x`` (NaN below 0); ``dx = dy / (2√x)``, +inf at 0 (as PyTorch). Same shape and dtype as
-    ``x``; raises TypeError for integer tensors."""
-    require_float(x, "sqrt")
+    ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "sqrt")
     return Sqrt.apply(x)
 
 
@@ -341,8 +341,8 @@ class Rsqrt(Function):
 
 @autocast("rsqrt")
 def rsqrt(x: Tensor) -> Tensor:
-    """``1/√x``; ``dx = -dy·y³/2``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "rsqrt")
+    """``1/√x``; ``dx = -dy·y³/2``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "rsqrt")
     return Rsqrt.apply(x)
 
 
@@ -376,8 +376,8 @@ class Sin(Function):
 
 
 def sin(x: Tensor) -> Tensor:
-    """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "sin")
+    """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "sin")
     return Sin.apply(x)
 
 
@@ -394,8 +394,8 @@ class Cos(Function):
 
 
 def cos(x: Tensor) -> Tensor:
-    """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "cos")
+    """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "cos")
     return Cos.apply(x)
 
 
@@ -423,6 +423,6 @@ def _erf(x):
 
 
 def erf(x: Tensor) -> Tensor:
-    """Gauss error function ``erf(x) = 2/√π ∫₀ˣ e^(-t²) dt`` (SciPy / CuPy); ``dx = dy·2/√π·e^(-x²)``. Same shape and dtype as ``x``; raises TypeError for integer tensors."""
-    require_float(x, "erf")
+    """Gauss error function ``erf(x) = 2/√π ∫₀ˣ e^(-t²) dt`` (SciPy / CuPy); ``dx = dy·2/√π·e^(-x²)``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "erf")
     return Erf.apply(x)

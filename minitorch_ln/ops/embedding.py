@@ -50,10 +50,25 @@ class EmbeddingBackward(Function):
         return ddy, None, None, None
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:  # noqa: A002
+def _renorm_rows_(weight: Tensor, ids, max_norm: float, norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: each row of ``weight`` looked up by ``ids`` whose ``norm_type``-norm
+    exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)``, in place and outside the graph."""
+    xp = get_array_module(weight.array)
+    rows = xp.unique(ids.reshape(-1))  # (U,) each looked-up row once
+    w = weight.array
+    norms = xp.linalg.norm(w[rows].astype(xp.float64), ord=norm_type, axis=1)  # (U,)
+    over = norms > max_norm
+    w[rows[over]] *= (max_norm / (norms[over] + 1e-7)).astype(w.dtype)[:, None]
+    weight._version[0] += 1  # changed in place: a graph that saved the old rows refuses to backward
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm: float | None = None, norm_type: float = 2.0) -> Tensor:
     """Rows of ``weight`` ``(V, D)`` at the ids ``input`` ``(*)`` → ``(*, D)`` (``F.embedding``).
 
     ``padding_idx`` (negative counts from the end, as PyTorch): that row receives no gradient.
+    ``max_norm``: first, every looked-up row whose ``norm_type``-norm exceeds it is rescaled to norm
+    ``max_norm`` *in the weight itself*, without a gradient (as PyTorch's ``embedding_renorm_``).
 
     Raises:
         TypeError: ``input`` is not an integer tensor, or ``weight`` is not a float 2-D tensor.
@@ -77,4 +92,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
         if not isinstance(padding_idx, numbers.Integral) or not -vocab <= padding_idx < vocab:
             raise IndexError(f"embedding: padding_idx {padding_idx!r} must be an int in [{-vocab}, {vocab - 1}]")
         padding_idx = int(padding_idx) % vocab
+    if max_norm is not None:
+        _renorm_rows_(weight, input.array, float(max_norm), float(norm_type))
     return Embedding.apply(input, weight, padding_idx)

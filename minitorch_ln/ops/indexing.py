@@ -127,6 +127,18 @@ def _normalize_index(x: Tensor, index):
     return tuple(out), basic
 
 
+def _ints_first(index: tuple):
+    """``(pre, rest)`` with ``x[index]`` = ``x[pre][rest]`` as PyTorch reads an index with tensors in it.
+
+    PyTorch selects with the ints first and then indexes with the tensors, so an int is never an
+    advanced index: ``x[1, :, idx]`` keeps ``idx``'s axes where ``idx`` stands (NumPy would treat ``1``
+    and ``idx`` as two advanced indices separated by a slice and put their axes first).
+    """
+    pre = tuple(it if type(it) is int else slice(None) for it in index
+                if it is not None and not (hasattr(it, "ndim") and it.ndim == 0))  # the dims of x
+    return pre, tuple(it for it in index if type(it) is not int)
+
+
 class GetItem(Function):
     @staticmethod
     def forward(ctx, x, index, basic):
@@ -171,6 +183,9 @@ def getitem(x: Tensor, index) -> Tensor:
         TypeError: an index of an unsupported type (float, string, ...).
     """
     index, basic = _normalize_index(x, index)
+    if not basic and any(type(it) is int for it in index):
+        pre, index = _ints_first(index)
+        x = getitem(x, pre)  # a view
     out = GetItem.apply(x, index, basic)
     if basic:
         make_view(out, x, lambda t: GetItem.apply(t, index, True))
@@ -215,7 +230,11 @@ def setitem_(x: Tensor, index, value) -> Tensor:
         ShapeError: ``value`` does not broadcast to the shape of ``x[index]``.
         IndexError, TypeError: as :func:`getitem`.
     """
-    idx, _ = _normalize_index(x, index)
+    idx, basic = _normalize_index(x, index)
+    if not basic and any(type(it) is int for it in idx):  # as getitem: the ints select first, on a view
+        pre, idx = _ints_first(idx)
+        setitem_(getitem(x, pre), idx, value)
+        return x
     xp = get_array_module(x.array)
     if isinstance(value, Tensor):
         value = cast(value, x.dtype)

@@ -135,7 +135,7 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
         TypeError: integer input; parameters of another dtype or not Tensors.
         ValueError: ``normalized_shape`` not matching the input's trailing dims (both are named),
             both or neither of ``normalized_shape`` and ``dim``, eps ≤ 0 or not finite, a weight or
-            bias of the wrong shape, zero elements to normalize.
+            bias of the wrong shape. Zero elements to normalize give an empty ``y`` (as PyTorch).
     """
     op = "layer_norm"
     if autocast_acting():  # inside an autocast region: float32, PyTorch's policy (ops/autocast_policies.py)
@@ -144,10 +144,10 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
     axes = resolve_axes(input, normalized_shape, dim, op)
     eps = check_eps(eps, op)
     rows = Rows(input.shape, axes)
-    if rows.D == 0:
-        raise ValueError(f"{op}: cannot normalize over zero elements (input shape {tuple(input.shape)}, axes {axes})")
     check_param(weight, "weight", rows.param_shape, input, op)
     check_param(bias, "bias", rows.param_shape, input, op)
+    if rows.D == 0:  # nothing to normalize: an empty output (and empty gradients), as PyTorch
+        return layer_norm_composed(input, None, weight, bias, eps, dim=axes)
     return NativeLayerNorm.apply(input, weight, bias, axes, eps, bool(recompute_stats))
 
 

@@ -95,6 +95,15 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
                                   f"Supported combinations for non-constant padding:\n{_SUPPORTED}")
     xp = get_array_module(input.array)
+    cropped = ""
+    if mode == "circular" and any(lo < 0 or hi < 0 for lo, hi in pairs):
+        # as PyTorch: crop the negative pads first, then wrap within what is left ((-1, 1) on [0, 1, 2, 3]
+        # is [1, 2, 3, 1]); a pad larger than that remainder would wrap around more than once: refused below
+        crop = [slice(None)] * input.ndim
+        for d, (lo, hi) in zip(dims, pairs):
+            crop[d] = slice(max(-lo, 0), input.shape[d] - max(-hi, 0))
+        input, pairs = input[tuple(crop)], [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+        cropped = f" (after cropping the negative pads of {tuple(pad)})"
     out = input
     for d, (lo, hi) in zip(dims, pairs):
         n = input.shape[d]
@@ -102,7 +111,7 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         if n == 0 or max(lo, hi) > limit:
             raise RuntimeError(f"pad ({mode}): padding size should be {'at most' if mode == 'circular' else 'less than'}"
                                f" the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
-                               f"of input {list(input.shape)}")
+                               f"of input {list(input.shape)}{cropped}")
         if lo or hi:
             out = AxisTaps.apply(out, [(_index_map(mode, n, lo, hi, xp), None)], d)  # one unweighted tap: a gather
     return out

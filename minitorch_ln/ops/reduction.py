@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims, require_float
+from ._util import bool_dim, normalize_dim, normalize_dims, require_float
 from .autocast_policies import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
@@ -179,6 +179,7 @@ def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction
             ``unbiased`` and ``correction`` given.
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "var")
+    dim, unbiased = bool_dim(dim, unbiased, keepdim, correction, "var")
     require_float(x, "var")
     c = _correction(unbiased, correction, "var")
     axes = normalize_dims(dim, x.ndim, "var")
@@ -205,6 +206,7 @@ class _SqrtOfVar(Function):
 def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
     dim = dim if axis is None else _dim_alias(dim, axis, "std")
+    dim, unbiased = bool_dim(dim, unbiased, keepdim, correction, "std")
     require_float(x, "std")
     return _SqrtOfVar.apply(var(x, dim, unbiased, keepdim, correction=correction))
 

@@ -87,9 +87,9 @@ def rms_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = None,
     axes = resolve_axes(input, normalized_shape, dim, op)
     eps = _rms_eps(eps, input, op)
     rows = Rows(input.shape, axes)
-    if rows.D == 0:
-        raise ValueError(f"{op}: cannot normalize over zero elements (input shape {tuple(input.shape)})")
     check_param(weight, "weight", rows.param_shape, input, op)
+    if rows.D == 0:  # nothing to normalize: an empty output (and empty gradients), as PyTorch
+        return rms_norm_composed(input, None, weight, eps, dim=axes)
     return RMSNorm.apply(input, weight, axes, eps)
 
 

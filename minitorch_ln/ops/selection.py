@@ -15,26 +15,26 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
-from .elementwise import neg
 from .shape import unbroadcast
 
 
 class Maximum(Function):
-    """Elementwise max. On ties the gradient is split evenly between both inputs (as PyTorch)."""
+    """Elementwise max (min with ``is_max=False``). On ties the gradient is split evenly between both inputs
+    (as PyTorch)."""
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, is_max):
         xp = get_array_module(a)
         ctx.shapes = (a.shape, b.shape)
-        ctx.weight_a = ((a > b) + 0.5 * (a == b)).astype(a.dtype)
-        return xp.maximum(a, b)
+        ctx.weight_a = (((a > b) if is_max else (a < b)) + 0.5 * (a == b)).astype(a.dtype)
+        return xp.maximum(a, b) if is_max else xp.minimum(a, b)
 
     @staticmethod
     def backward(ctx, dy):
         wa = Tensor._from_op(ctx.weight_a)
         da = unbroadcast(dy * wa, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         db = unbroadcast(dy * (1.0 - wa), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
-        return da, db
+        return da, db, None
 
 
 def maximum(a, b) -> Tensor:
@@ -46,14 +46,15 @@ def maximum(a, b) -> Tensor:
     """
     a, b = promote(a, b, "maximum")
     broadcast_shape(a.shape, b.shape, "maximum")
-    return Maximum.apply(a, b)
+    return Maximum.apply(a, b, True)
 
 
 def minimum(a, b) -> Tensor:
-    """Elementwise min, as ``-maximum(-a, -b)`` (the same tie rule)."""
+    """Elementwise min, arguments and tie rule as :func:`maximum` (not ``-maximum(-a, -b)``: an integer
+    dtype's minimum has no negation, and unsigned ones wrap)."""
     a, b = promote(a, b, "minimum")
     broadcast_shape(a.shape, b.shape, "minimum")
-    return neg(Maximum.apply(neg(a), neg(b)))
+    return Maximum.apply(a, b, False)
 
 
 class Clamp(Function):
@@ -73,9 +74,15 @@ class Clamp(Function):
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
-    """Limit values to [min, max]; the gradient passes where min <= x <= max (as PyTorch)."""
+    """Limit values to [min, max]; the gradient passes where min <= x <= max (as PyTorch).
+
+    The result has PyTorch's result type of ``x`` and the bounds: ``tensor([1, 5]).clamp(max=2.5)`` is
+    float32 ``[1.0, 2.5]``. Raises RuntimeError for an int bound outside an integer ``x``'s dtype."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
+    for bound in (min, max):  # the result type as PyTorch's: an integer tensor with a float bound is float
+        if bound is not None and not isinstance(bound, Tensor) and x.dtype.kind in "biu":
+            x = promote(x, bound, "clamp")[0]
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:

@@ -138,7 +138,10 @@ def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
         TypeError: integer input. IndexError: ``dim`` out of range.
     """
     require_float(input, "softmax")
-    return Softmax.apply(input, normalize_dim(dim, input.ndim, "softmax"))
+    dim = normalize_dim(dim, input.ndim, "softmax")
+    if input.ndim == 0:  # one element (dim 0 or -1, as PyTorch): a one-entry row, 1
+        return Softmax.apply(input.reshape(1), 0).reshape(())
+    return Softmax.apply(input, dim)
 
 
 class LogSoftmax(Function):
@@ -175,4 +178,7 @@ def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
         TypeError: integer input. IndexError: ``dim`` out of range.
     """
     require_float(input, "log_softmax")
-    return LogSoftmax.apply(input, normalize_dim(dim, input.ndim, "log_softmax"))
+    dim = normalize_dim(dim, input.ndim, "log_softmax")
+    if input.ndim == 0:  # one element (dim 0 or -1, as PyTorch): a one-entry row, 0
+        return LogSoftmax.apply(input.reshape(1), 0).reshape(())
+    return LogSoftmax.apply(input, dim)

@@ -283,10 +283,13 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation
         lo = take_along(sorted_x, below.astype("int64"), axis)  # (..., Q, ...)
         hi = take_along(sorted_x, above.astype("int64"), axis)  # (..., Q, ...)
         wt = Tensor._from_op(w)
+        if interpolation == "linear" and isinstance(q, Tensor) and q.requires_grad:
+            # w = q·(n - 1) - floor(r) as Tensor ops, so q gets (hi - lo)·(n - 1) (PyTorch's); a NaN slice's is 0
+            wt = where(Tensor._from_op(has_nan), 0.0, reshape(q, shape) * float(n - 1) - Tensor._from_op(below))
         # torch.lerp's two forms: start + w·(end - start) for w < 0.5, else end - (end - start)·(1 - w)
         out = where(Tensor._from_op(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))
     out = permute(out, (axis, *[d for d in range(x.ndim) if d != axis]))  # (Q, *reduced)
-    if keepdim:
+    if keepdim and input.ndim:  # a 0-d input keeps its 0 dims
         out = reshape(out, (Q,) + (1,) * input.ndim) if dim is None else unsqueeze(out, axis + 1)
     return reshape(out, out.shape[1:]) if q_scalar else out
 
