@@ -27,11 +27,6 @@ CAP = int(os.environ.get("OPDB_SAMPLES", "12"))
 
 # op or module key -> why its samples differ or crash today (to be fixed; the test is strict).
 KNOWN: dict[str, str] = {
-    "std.unbiased": "a positional bool is taken as dim (issue 24)",
-    "var.unbiased": "a positional bool is taken as dim (issue 24)",
-    "nn.Softmax": "a 0-d input raises a bare ZeroDivisionError (issue 24)",
-    "nn.LogSoftmax": "a 0-d input raises a bare IndexError (issue 24)",
-    "nn.Softmin": "a 0-d input raises a bare ZeroDivisionError (issue 24)",
 }
 
 # Coverage floors: the number of OpInfos / ModuleInfos the alias provides may only grow.
