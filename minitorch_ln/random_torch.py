@@ -89,10 +89,12 @@ def _fma64(a, b, c) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------
 
 
-def uniform(rng, shape, dtype, low=0.0, high=1.0) -> np.ndarray:
+def uniform(rng, shape, dtype, low=0.0, high=1.0, fused=True) -> np.ndarray:
     """``Tensor.uniform_(low, high)`` / ``torch.rand``: ``from + u * (to - from)`` in the op's precision.
 
-    A value that rounds up to ``high`` in ``dtype`` becomes ``low`` (PyTorch's clamp). ``(*shape)``.
+    A value that rounds up to ``high`` in ``dtype`` becomes ``low`` (PyTorch's clamp). ``fused=False``
+    rounds the product and the sum apart, as kernels compiled without FMA (``native/Activation.cpp``'s
+    rrelu) do. ``(*shape)``.
     """
     dt = np.dtype(dtype)
     if not is_torch_stream(rng):
@@ -100,8 +102,10 @@ def uniform(rng, shape, dtype, low=0.0, high=1.0) -> np.ndarray:
     op = _opmath(dt)
     frm, to = op.type(low), op.type(high)
     u = _unit(rng, _numel(shape), op)  # (n,)
-    fma = _fma64 if op == np.float64 else _fma32  # the compiled kernel fuses u * (to - from) + from
-    out = fma(u, to - frm, frm).astype(dt)
+    if fused:  # the kernels in native/cpu/ are built with FMA: u * (to - from) + from is one rounding
+        out = (_fma64 if op == np.float64 else _fma32)(u, to - frm, frm).astype(dt)
+    else:
+        out = (u * (to - frm) + frm).astype(dt)
     out[out == dt.type(high)] = dt.type(low)
     return out.reshape(shape)
 
@@ -187,7 +191,7 @@ def _normal_scalar(rng: CPUGenerator, n: int, mean, std) -> np.ndarray:
     out[i:] = z[:n - i]
     if (n - i) % 2:
         rng.next_double_normal = float(z[-1])
-    return out * std + mean
+    return _fma64(out, std, mean)  # transformation::normal, fused by the compiler
 
 
 def normal(rng, shape, dtype, mean=0.0, std=1.0, contiguous=True) -> np.ndarray:

@@ -131,7 +131,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     neg = x.array <= 0  # (*) only these draw a slope
     slope = xp.ones(x.shape, dtype=x.dtype)  # (*)
     lo, hi = (float(x.dtype.type(v)) for v in (lower, upper))  # bounds in x's precision, draws in double
-    slope[neg] = random_torch.uniform(backend.generator(x.device), (int(neg.sum()),), np.float64, lo, hi)
+    slope[neg] = random_torch.uniform(backend.generator(x.device), (int(neg.sum()),), np.float64, lo, hi, fused=False)
     return LeakyReLU.apply(x, slope)
 
 
