@@ -50,19 +50,18 @@ def _seeded_state(seed: int) -> np.ndarray:
 def _twist(mt: np.ndarray) -> None:
     """Regenerate the 624 words in place: ``mt[i] = mt[i+397] ^ twist(mt[i], mt[i+1])``.
 
-    Word ``i`` reads word ``i+397`` (mod 624), which for ``i >= 227`` is already new; so the update
-    goes in slices whose sources are all old or all already written: [0, 227), [227, 454),
-    [454, 623), and the last word, which reads the new ``mt[0]``.
+    ``twist(mt[i], mt[i+1])`` only reads words not yet rewritten when word ``i`` is, so it is
+    computed for all ``i < 623`` at once. The word ``mt[i+397]`` (mod 624) is already new for
+    ``i >= 227``, so the xor goes in slices whose sources are all old or all written:
+    [0, 227), [227, 454), [454, 623), and the last word, which reads the new ``mt[0]``.
     """
-    def twisted(lo, hi):  # twist(mt[i], mt[i+1]) for i in [lo, hi), from the current words
-        y = (mt[lo:hi] & UPPER) | (mt[lo + 1:hi + 1] & LOWER)
-        return (y >> np.uint32(1)) ^ np.where(mt[lo + 1:hi + 1] & np.uint32(1), MATRIX_A, np.uint32(0))
-
-    mt[0:227] = mt[397:624] ^ twisted(0, 227)
-    mt[227:454] = mt[0:227] ^ twisted(227, 454)
-    mt[454:623] = mt[227:396] ^ twisted(454, 623)
-    y = (mt[623] & UPPER) | (mt[0] & LOWER)
-    mt[623] = mt[396] ^ (y >> np.uint32(1)) ^ (MATRIX_A if y & np.uint32(1) else np.uint32(0))
+    y = (mt[:-1] & UPPER) | (mt[1:] & LOWER)  # (623,)
+    t = (y >> np.uint32(1)) ^ ((mt[1:] & np.uint32(1)) * MATRIX_A)  # (623,)
+    mt[0:227] = mt[397:624] ^ t[0:227]
+    mt[227:454] = mt[0:227] ^ t[227:454]
+    mt[454:623] = mt[227:396] ^ t[454:623]
+    last = (int(mt[623]) & 0x80000000) | (int(mt[0]) & 0x7FFFFFFF)
+    mt[623] = int(mt[396]) ^ (last >> 1) ^ (0x9908B0DF if last & 1 else 0)
 
 
 def _temper(y: np.ndarray) -> np.ndarray:
@@ -96,18 +95,18 @@ class CPUGenerator:
 
     def random32(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit words (``CPUGeneratorImpl::random``). ``(n,)`` uint32."""
-        out = np.empty(n, dtype=np.uint32)
+        raw = np.empty(n, dtype=np.uint32)  # untempered state words, tempered at once below
         done = 0
         while done < n:
             if self.left == 1:
                 _twist(self.mt)
                 self.left, self.next = N + 1, 0
             take = min(n - done, self.left - 1)
-            out[done:done + take] = _temper(self.mt[self.next:self.next + take])
+            raw[done:done + take] = self.mt[self.next:self.next + take]
             self.next += take
             self.left -= take
             done += take
-        return out
+        return _temper(raw)
 
     def random64(self, n: int) -> np.ndarray:
         """The next ``n`` 64-bit words (``random64``: two draws, the first is the high half). ``(n,)`` uint64."""
