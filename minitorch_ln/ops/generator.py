@@ -24,7 +24,8 @@ from .. import backend
 from ..mt19937 import DEFAULT_SEED, CPUGenerator
 from ..tensor import Tensor
 
-__all__ = ["Generator", "default_generator", "manual_seed", "initial_seed", "seed", "rng_for"]
+__all__ = ["Generator", "default_generator", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state",
+           "rng_for"]
 
 
 def _check_seed(seed) -> int:
@@ -152,6 +153,16 @@ def initial_seed() -> int:
 
 def seed() -> int:
     return default_generator.seed()
+
+
+def get_rng_state() -> Tensor:
+    """``torch.get_rng_state``: the global CPU stream's state, PyTorch's 5056 bytes."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """``torch.set_rng_state``: restore the global CPU stream (from ours or torch's ``get_rng_state``)."""
+    default_generator.set_state(new_state)
 
 
 def rng_for(generator, dev):
