@@ -127,9 +127,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         raise RuntimeError(f"Lower bound should be less than or equal to the upper bound, got lower={lower}, upper={upper}")
     if not training:
         return LeakyReLU.apply(x, (lower + upper) / 2)
-    xp = get_array_module(x.array)
-    neg = x.array <= 0  # (*) only these draw a slope
-    slope = xp.ones(x.shape, dtype=x.dtype)  # (*)
+    neg, slope = x.array <= 0, get_array_module(x.array).ones(x.shape, dtype=x.dtype)  # (*): only x <= 0 draw
     lo, hi = (float(x.dtype.type(v)) for v in (lower, upper))  # bounds in x's precision, draws in double
     slope[neg] = random_torch.uniform(backend.generator(x.device), (int(neg.sum()),), np.float64, lo, hi, fused=False)
     return LeakyReLU.apply(x, slope)
