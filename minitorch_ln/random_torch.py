@@ -2,7 +2,7 @@
 
 Each function takes ``rng`` — a :class:`~minitorch_ln.mt19937.CPUGenerator` on the CPU, or a CuPy
 generator on a GPU (which keeps its own stream: there the same distribution is drawn with CuPy's
-numbers) — and returns a new array. On the CPU the words are consumed in PyTorch's order and turned
+numbers; a NumPy generator passed as ``generator=`` is used the same way) — and returns a new array. On the CPU the words are consumed in PyTorch's order and turned
 into values by PyTorch's formulas (``aten/src/ATen/core/TransformationHelper.h``,
 ``core/DistributionsHelper.h``, ``native/cpu/DistributionTemplates.h``, ``native/cpu/MultinomialKernel.cpp``,
 ``randperm_cpu`` in ``native/TensorFactories.cpp``), so a seed gives PyTorch 2.13's numbers:
@@ -84,6 +84,11 @@ def _fma64(a, b, c) -> np.ndarray:
     return s + (((p - (s - bp)) + (c - bp)) + err)  # Knuth's TwoSum of p + c, plus the product's error
 
 
+def _fma32(a, b, c) -> np.ndarray:
+    """``a * b + c`` rounded once to float32 (the product is exact in float64): a fused multiply-add."""
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(_F32)
+
+
 # ---------------------------------------------------------------------------------------------------
 # uniform
 # ---------------------------------------------------------------------------------------------------
@@ -116,11 +121,6 @@ def uniform(rng, shape, dtype, low=0.0, high=1.0, fused=True) -> np.ndarray:
 
 _LOG_P = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
           -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1]
-
-
-def _fma32(a, b, c) -> np.ndarray:
-    """``a * b + c`` rounded once to float32 (the product is exact in float64): a fused multiply-add."""
-    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(_F32)
 
 
 def _log_avx(x: np.ndarray) -> np.ndarray:

@@ -325,6 +325,13 @@ def test_seed_returns_the_seed_it_set():
     assert_same(mt.rand(4, generator=g), torch.rand(4, generator=torch.Generator().manual_seed(s)))
 
 
+@pytest.mark.parametrize("seed", [0, 5489, 2147483647])
+def test_engine_is_the_reference_mt19937(seed):
+    """Matsumoto & Nishimura's init_genrand + genrand_int32, as NumPy's legacy RandomState draws them."""
+    reference = np.random.RandomState(seed).randint(0, 2**32, size=3000, dtype=np.uint64)
+    np.testing.assert_array_equal(CPUGenerator(seed).random32(3000).astype(np.uint64), reference)
+
+
 @pytest.mark.parametrize("n", [1, 623, 624, 625, 1248, 5000])
 def test_engine_words_cross_the_twist_in_any_block_sizes(n):
     """Drawing in pieces gives the same words as in one go (the 624-word regeneration boundary)."""
