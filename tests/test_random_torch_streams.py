@@ -216,6 +216,11 @@ def test_global_stream_manual_seed_and_module_initialisation():
                 (mt.nn.LayerNorm(8, dtype=M(dtype)), torch.nn.LayerNorm(8, dtype=T(dtype))),
                 (mt.nn.MultiheadAttention(16, 2, dtype=M(dtype)), torch.nn.MultiheadAttention(16, 2, dtype=T(dtype))),
                 (mt.nn.Linear(7, 3, bias=False, dtype=M(dtype)), torch.nn.Linear(7, 3, bias=False, dtype=T(dtype))),
+                (mt.nn.ConvTranspose2d(3, 4, 3, dtype=M(dtype)), torch.nn.ConvTranspose2d(3, 4, 3, dtype=T(dtype))),
+                (mt.nn.TransformerEncoderLayer(16, 2, 32, dtype=M(dtype)),
+                 torch.nn.TransformerEncoderLayer(16, 2, 32, dtype=T(dtype))),
+                (mt.nn.TransformerDecoderLayer(16, 2, 32, dtype=M(dtype)),
+                 torch.nn.TransformerDecoderLayer(16, 2, 32, dtype=T(dtype))),
             ]
             for ours, theirs in mods:
                 sd = dict(theirs.named_parameters())
