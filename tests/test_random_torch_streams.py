@@ -113,6 +113,8 @@ CASES = {
                              lambda g, d: torch.empty(30, dtype=torch.int64).random_(-5, 2**40, generator=g)),
     "random_int32": (lambda g, d: mt.empty(30, dtype=mt.int32).random_(generator=g),
                      lambda g, d: torch.empty(30, dtype=torch.int32).random_(generator=g)),
+    "random_from_0_int32": (lambda g, d: mt.empty(30, dtype=mt.int32).random_(0, None, generator=g),
+                            lambda g, d: torch.empty(30, dtype=torch.int32).random_(0, None, generator=g)),
     "random_int64_full": (lambda g, d: mt.empty(30, dtype=mt.int64).random_(-(2**63), None, generator=g),
                           lambda g, d: torch.empty(30, dtype=torch.int64).random_(-(2**63), None, generator=g)),
     "randint": (lambda g, d: mt.randint(0, 27, (3, 9), generator=g), lambda g, d: torch.randint(0, 27, (3, 9), generator=g)),

@@ -317,7 +317,7 @@ def random_(self, *args, generator=None, **kwargs) -> Tensor:
     if high is None:
         bound = _random_bound(dt)
         _check_int_range(int(low), bound + 1, dt)
-        if int(low) == 0:
+        if not args and not kwargs:  # random_(): PyTorch's own kernel (random_(0) is from-to: int32 differs)
             vals = random_torch.random_default(rng, self.shape, dt)
         elif int(low) == -(2**63) and dt == np.int64:
             vals = random_torch.random_full_64(rng, self.shape, dt)
