@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import backend, random_torch
 from ..autograd.grad_mode import no_grad
-from ..ops.generator import rng_for
+from ..ops.generator import rng_for as _rng_for  # private: nn.init lists only PyTorch's names
 
 
 def _fans(t):
@@ -64,7 +64,7 @@ def _fill(t, sample, generator=None):
         raise TypeError(f"initialization needs a floating point tensor, got dtype {t.dtype}")
     with no_grad():
         xp = backend.get_array_module(t.array)
-        t.array[...] = xp.asarray(sample(rng_for(generator, t.device))).astype(t.dtype)
+        t.array[...] = xp.asarray(sample(_rng_for(generator, t.device))).astype(t.dtype)
         t._version[0] += 1
     return t
 
