@@ -8,6 +8,7 @@ from . import autograd, backend, kernels, ops
 from .autograd import enable_grad, no_grad
 from .backend import Device, cuda_is_available, device
 from .ops.generator import manual_seed  # returns the default Generator, as torch.manual_seed
+from .ops.generator import get_rng_state, set_rng_state  # the global CPU stream's state, PyTorch's layout
 from .ops import (  # noqa: A004 - the public op functions (PyTorch's names), most also Tensor methods
     Generator, abs, acos, acosh, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
     adaptive_max_pool2d, add, addmm, all, allclose, amax, amin, aminmax, any, arange, argmax, argmin, argsort,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .mt19937 import DEFAULT_SEED, CPUGenerator
+
 __all__ = [
     "Device",
     "device",
@@ -264,7 +266,8 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
 
 
 # --------------------------------------------------------------------------------------------
-# Random generators: one per device, all reseeded by manual_seed
+# Random generators: one per device, all reseeded by manual_seed. The CPU's is PyTorch's mt19937
+# (mt19937.py), seeded with PyTorch's default seed until manual_seed; a GPU keeps CuPy's own.
 # --------------------------------------------------------------------------------------------
 
 _generators: dict = {}
@@ -283,12 +286,12 @@ def manual_seed(seed: int) -> None:
 
 
 def generator(dev: "str | Device | None" = None):
-    """The random generator of ``dev``: ``numpy.random.Generator`` or ``cupy.random.Generator``."""
+    """The random generator of ``dev``: a :class:`~minitorch_ln.mt19937.CPUGenerator` or ``cupy.random.Generator``."""
     dev = device(dev)
     gen = _generators.get(dev)
     if gen is None:
         if dev.type == "cpu":
-            gen = np.random.default_rng(_seed)
+            gen = CPUGenerator(DEFAULT_SEED if _seed is None else _seed)
         else:
             cp = cupy_or_error()
             with cp.cuda.Device(dev.index):
@@ -298,11 +301,17 @@ def generator(dev: "str | Device | None" = None):
 
 
 def get_rng_state() -> dict:
-    """The CPU generator's state (a JSON-able dict), for checkpoints."""
-    return generator("cpu").bit_generator.state
+    """The CPU generator's state (a JSON-able dict: PyTorch's 5056 state bytes in hex), for checkpoints."""
+    return {"mt19937": generator("cpu").get_state().tobytes().hex()}
 
 
 def set_rng_state(state: dict) -> None:
-    """Restore the CPU generator's state saved by :func:`get_rng_state`."""
-    gen = generator("cpu")
-    gen.bit_generator.state = state
+    """Restore the CPU generator's state saved by :func:`get_rng_state`.
+
+    Raises:
+        ValueError: a state of another kind (such as NumPy's PCG64 dict from an older checkpoint).
+    """
+    if not isinstance(state, dict) or "mt19937" not in state:
+        raise ValueError("set_rng_state expects the dict made by get_rng_state() ({'mt19937': hex}), got "
+                         f"{type(state).__name__}{' with keys ' + str(sorted(state)) if isinstance(state, dict) else ''}")
+    generator("cpu").set_state(np.frombuffer(bytes.fromhex(state["mt19937"]), dtype=np.uint8))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, random_torch
 from ..tensor import Tensor
 
 __all__ = ["TokenDataset", "DatasetError"]
@@ -80,7 +80,7 @@ class TokenDataset:
         """A random batch: inputs and next-token targets, int64 Tensors of shape ``(B, T)``.
 
         ``y[b, t] == x[b, t + 1]``; offsets are uniform over the split, drawn from
-        ``backend.generator("cpu")``.
+        ``backend.generator("cpu")`` as ``torch.randint`` draws them.
 
         Raises:
             DatasetError: when the split is shorter than ``block_size + 1`` or ``batch_size < 1``.
@@ -88,7 +88,9 @@ class TokenDataset:
         data = self._split(split, block_size)
         if batch_size < 1:
             raise DatasetError(f"batch_size must be at least 1, got {batch_size}")
-        starts = backend.generator("cpu").integers(0, len(data) - block_size, size=batch_size)  # (B,)
+        # (B,): torch.randint(len(data) - block_size, (batch_size,)), as nanoGPT's get_batch draws them
+        high = len(data) - block_size
+        starts = random_torch.random_from_to(backend.generator("cpu"), (batch_size,), np.int64, 0, high)
         return self._windows(data, starts, block_size, device)
 
     def eval_batches(self, batch_size: int, block_size: int, num_batches: int, split: str = "val", device=None):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backend
+from .. import backend, random_torch
 from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module
 from ..ops.creation import arange
@@ -245,6 +245,6 @@ def _sample(xp, gen, logits, temperature, top_k):
         logits = xp.where(logits < kth, -np.inf, logits)
     probs = xp.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)
     cdf = xp.cumsum(probs, axis=-1)  # (B, V), unnormalised
-    u = gen.random((logits.shape[0], 1)) * cdf[:, -1:]  # (B, 1), uniform on [0, total)
+    u = random_torch.uniform(gen, (logits.shape[0], 1), np.float64) * cdf[:, -1:]  # (B, 1), on [0, total)
     # the first index whose cdf exceeds u; zero-probability tokens (cdf flat) are never chosen
     return (cdf <= u).sum(axis=-1).astype(np.int64)

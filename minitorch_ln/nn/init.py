@@ -1,8 +1,10 @@
 """Weight initializations, as ``torch.nn.init`` (in place, without recording a graph).
 
 Every function takes a floating point Tensor of any shape (``fan``-based ones need at least 2
-dimensions: ``(fan_out, fan_in, *kernel)``), fills it from the tensor's device generator (seeded by
-:func:`minitorch_ln.manual_seed`), keeps its dtype and device, and returns it.
+dimensions: ``(fan_out, fan_in, *kernel)``), fills it from ``generator=`` or the tensor's device
+generator (seeded by :func:`minitorch_ln.manual_seed`), keeps its dtype and device, and returns it.
+On the CPU the draws and the bound arithmetic are PyTorch's, so a seeded model starts from
+PyTorch's weights (``docs/random.md``; ``orthogonal_`` to a few ulp, through a QR decomposition).
 
 Formulas: Glorot & Bengio (2010) for ``xavier_*``: ``std = gain · sqrt(2 / (fan_in + fan_out))``;
 He et al. (2015) for ``kaiming_*``: ``std = gain / sqrt(fan)``, with ``gain = sqrt(2 / (1 + a²))``
@@ -14,8 +16,11 @@ from __future__ import annotations
 import math
 import warnings
 
-from .. import backend
+import numpy as np
+
+from .. import backend, random_torch
 from ..autograd.grad_mode import no_grad
+from ..ops.generator import rng_for as _rng_for  # private: nn.init lists only PyTorch's names
 
 
 def _fans(t):
@@ -54,31 +59,33 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
     raise ValueError(f"unsupported nonlinearity {nonlinearity!r}: expected linear, sigmoid, tanh, relu, leaky_relu or selu")
 
 
-def _fill(t, sample):
+def _fill(t, sample, generator=None):
     if t.dtype.kind != "f":
         raise TypeError(f"initialization needs a floating point tensor, got dtype {t.dtype}")
     with no_grad():
         xp = backend.get_array_module(t.array)
-        t.array[...] = xp.asarray(sample(backend.generator(t.device))).astype(t.dtype)
+        t.array[...] = xp.asarray(sample(_rng_for(generator, t.device))).astype(t.dtype)
         t._bump_version()
     return t
 
 
-def uniform_(t, a: float = 0.0, b: float = 1.0):
-    """Fill ``t`` with draws from U(a, b)."""
-    return _fill(t, lambda g: g.uniform(a, b, size=t.shape))
+def uniform_(t, a: float = 0.0, b: float = 1.0, generator=None):
+    """Fill ``t`` with draws from U(a, b) (``Tensor.uniform_``)."""
+    return _fill(t, lambda g: random_torch.uniform(g, t.shape, t.dtype, a, b), generator)
 
 
-def normal_(t, mean: float = 0.0, std: float = 1.0):
-    """Fill ``t`` with draws from N(mean, std²)."""
-    return _fill(t, lambda g: g.standard_normal(size=t.shape) * std + mean)
+def normal_(t, mean: float = 0.0, std: float = 1.0, generator=None):
+    """Fill ``t`` with draws from N(mean, std²) (``Tensor.normal_``)."""
+    return _fill(t, lambda g: random_torch.normal(g, t.shape, t.dtype, mean, std, contiguous=t.is_contiguous()),
+                 generator)
 
 
-def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0):
-    """Fill ``t`` with N(mean, std²) draws restricted to ``[a, b]`` (absolute bounds, as PyTorch).
+def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None):
+    """Fill ``t`` with N(mean, std²) draws restricted to ``[a, b]`` (absolute bounds), as PyTorch 2.13 draws them.
 
-    Sampled by redrawing out-of-range values, which is exact and fast when ``[a, b]`` holds most of
-    the mass (the usual ``±2 std``).
+    When ``[a, b]`` holds more than 30% of the mass: normal draws, and a whole new tensor of them
+    for the places still outside ``[a, b]``, until none is. Otherwise rejection from ``U(a, b)``:
+    a candidate ``x`` stays when ``log(v) <= -(x - mean)²/(2 std²) - log_peak``, ``v ~ U(0, 1)``.
 
     Raises:
         ValueError: ``a >= b``.
@@ -86,17 +93,41 @@ def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
     if not a < b:
         raise ValueError(f"trunc_normal_: the bounds must satisfy a < b, got a={a}, b={b}")
 
-    def sample(g):
-        xp = backend.get_array_module(t.array)
-        out = g.standard_normal(size=t.shape) * std + mean  # (*t.shape)
-        for _ in range(1000):
-            bad = (out < a) | (out > b)
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    dt, shape = t.dtype, t.shape
+    mass = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+
+    def by_normal(g):
+        lo, hi = dt.type(a), dt.type(b)
+        out = random_torch.normal(g, shape, dt, mean, std, contiguous=t.is_contiguous())  # (*t.shape)
+        while True:
+            bad = (out < lo) | (out > hi)
             if not bool(bad.any()):
                 return out
-            out = xp.where(bad, g.standard_normal(size=t.shape) * std + mean, out)
-        return xp.clip(out, a, b)  # only reached when [a, b] holds almost no mass
+            out = np.where(bad, random_torch.normal(g, shape, dt, mean, std), out)
 
-    return _fill(t, sample)
+    def by_rejection(g):
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_pdf(x):  # in t's dtype, each Python number cast to it (PyTorch's scalar arithmetic)
+            z = (x - dt.type(mean)) / dt.type(std)
+            return (z * z) * dt.type(-0.5) - dt.type(log_peak)
+
+        out = random_torch.uniform(g, shape, dt, a, b)  # (*t.shape)
+        pending = np.log(random_torch.uniform(g, shape, dt)) > log_pdf(out)
+        while bool(pending.any()):
+            cand = random_torch.uniform(g, shape, dt, a, b)
+            out = np.where(pending, cand, out)
+            pending = np.where(pending, np.log(random_torch.uniform(g, shape, dt)) > log_pdf(cand), pending)
+        return out
+
+    return _fill(t, by_normal if mass > 0.3 else by_rejection, generator)
 
 
 def constant_(t, val: float):
@@ -115,26 +146,26 @@ def ones_(t):
     return constant_(t, 1.0)
 
 
-def xavier_uniform_(t, gain: float = 1.0):
+def xavier_uniform_(t, gain: float = 1.0, generator=None):
     """U(-bound, bound) with ``bound = gain · sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
     if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return t
     fan_in, fan_out = _fans(t)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(t, -bound, bound)
+    bound = math.sqrt(3.0) * (gain * math.sqrt(2.0 / float(fan_in + fan_out)))  # PyTorch's rounding
+    return uniform_(t, -bound, bound, generator)
 
 
-def xavier_normal_(t, gain: float = 1.0):
+def xavier_normal_(t, gain: float = 1.0, generator=None):
     """N(0, std²) with ``std = gain · sqrt(2 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
     if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return t
     fan_in, fan_out = _fans(t)
-    return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(t, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+def kaiming_uniform_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
     """U(-bound, bound) with ``bound = gain · sqrt(3 / fan)`` (He et al., 2015).
 
     ``Linear`` uses ``a=√5``, which gives ``bound = 1 / sqrt(fan_in)``.
@@ -145,13 +176,44 @@ def kaiming_uniform_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str 
     if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return t
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(t, mode))
-    return uniform_(t, -bound, bound)
+    bound = math.sqrt(3.0) * (calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode)))  # PyTorch's rounding
+    return uniform_(t, -bound, bound, generator)
 
 
-def kaiming_normal_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+def kaiming_normal_(t, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
     """N(0, std²) with ``std = gain / sqrt(fan)`` (He et al., 2015)."""
     if 0 in tuple(t.shape):  # as PyTorch: nothing to draw (and fan 0 would divide by zero)
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return t
-    return normal_(t, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode)))
+    return normal_(t, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode)), generator)
+
+
+def orthogonal_(t, gain: float = 1.0, generator=None):
+    """A (semi-)orthogonal matrix (Saxe et al., 2013), as PyTorch: ``(rows, cols)`` N(0, 1) draws,
+    transposed when ``rows < cols``, ``Q`` of their QR with column signs of ``diag(R)``, times ``gain``.
+
+    The draws are PyTorch's; ``Q`` comes from NumPy's/CuPy's LAPACK, so it agrees to a few ulp.
+
+    Raises:
+        ValueError: fewer than 2 dimensions.
+    """
+    if t.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if t.numel() == 0:
+        return t
+    rows = t.shape[0]
+    cols = t.numel() // rows
+
+    def sample(g):
+        flat = random_torch.normal(g, (rows, cols), t.dtype)  # (rows, cols)
+        xp = backend.get_array_module(t.array)
+        flat = xp.asarray(flat)
+        if rows < cols:
+            flat = flat.T
+        q, r = xp.linalg.qr(flat)
+        q = q * xp.sign(xp.diagonal(r))  # each column's sign from R's diagonal
+        if rows < cols:
+            q = q.T
+        return (q * t.dtype.type(gain)).reshape(t.shape)
+
+    return _fill(t, sample, generator)

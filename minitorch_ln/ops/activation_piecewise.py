@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, random_torch
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import warn_at_caller
@@ -119,8 +119,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Randomized leaky ReLU (Xu et al., 2015): ``(*)`` → ``(*)``.
 
     Evaluation: ``leaky_relu(x, (lower + upper)/2)``. Training: each ``x <= 0`` gets its own slope
-    drawn from ``U(lower, upper)`` (the device's seeded generator, so not PyTorch's numbers) and its
-    gradient is that slope. Raises RuntimeError when ``lower > upper`` (PyTorch's message).
+    drawn from ``U(lower, upper)`` (the device's seeded generator; on the CPU PyTorch's draws: one
+    float64 uniform per ``x <= 0``, in order) and its gradient is that slope. Raises RuntimeError when ``lower > upper`` (PyTorch's message).
     """
     x = _check(input, "rrelu")
     lower, upper = float(_number(lower, "lower", "rrelu")), float(_number(upper, "upper", "rrelu"))
@@ -128,8 +128,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         raise RuntimeError(f"Lower bound should be less than or equal to the upper bound, got lower={lower}, upper={upper}")
     if not training:
         return LeakyReLU.apply(x, (lower + upper) / 2)
-    u = backend.generator(x.device).random(x.shape)  # (*)
-    return LeakyReLU.apply(x, (lower + (upper - lower) * u).astype(x.dtype, copy=False))
+    neg, slope = x.array <= 0, get_array_module(x.array).ones(x.shape, dtype=x.dtype)  # (*): only x <= 0 draw
+    lo, hi = (float(x.dtype.type(v)) for v in (lower, upper))  # bounds in x's precision, draws in double
+    slope[neg] = random_torch.uniform(backend.generator(x.device), (int(neg.sum()),), np.float64, lo, hi, fused=False)
+    return LeakyReLU.apply(x, slope)
 
 
 class PReLU(Function):

@@ -28,10 +28,11 @@ import numpy as np
 from ..kernels import softmax_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
-from ..backend import device_of, generator, get_array_module
+from ..backend import device_of, get_array_module
 from ..tensor import Tensor
 from .autocast_policies import autocast
 from .conversion import cast
+from .dropout import dropout_noise
 from .shape import sum_to_array, unbroadcast
 
 
@@ -84,9 +85,8 @@ def _additive(mask, dtype, blocked_when: bool, what: str):
 
 
 def _dropout_keep(shape, p: float, like):
-    """The scaled keep mask of inverted dropout: 1/(1-p) with probability 1-p, else 0. ``(*shape)``."""
-    u = generator(device_of(like)).random(shape, dtype=like.dtype)  # (*shape)
-    return (u >= p).astype(like.dtype) * like.dtype.type(1.0 / (1.0 - p))
+    """The scaled keep mask of inverted dropout: 1/(1-p) with probability 1-p, else 0 (PyTorch's draws). ``(*shape)``."""
+    return dropout_noise(shape, p, like)
 
 
 # ==================================================================================================

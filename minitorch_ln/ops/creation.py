@@ -3,7 +3,8 @@
 PyTorch's default dtypes (float32 for floats, int64 for integers).
 
 Random draws come from ``generator=`` (a :class:`~minitorch_ln.ops.generator.Generator`) or else the
-device's seeded generator (``backend.generator``), so ``mt.manual_seed`` makes them reproducible.
+device's seeded generator (``backend.generator``), so ``mt.manual_seed`` makes them reproducible; on
+the CPU they are PyTorch's numbers (:mod:`minitorch_ln.random_torch`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, random_torch
 from ..tensor import Tensor
 from .generator import rng_for
 
@@ -81,14 +82,14 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     """Uniform on [0, 1), drawn from ``generator`` or the device's seeded generator; float32 by default."""
     dev = backend.device(device)
     rng = rng_for(generator, dev)
-    return _make(lambda xp, s, d: rng.random(s).astype(d), size, dtype, dev, requires_grad)
+    return _make(lambda xp, s, d: random_torch.uniform(rng, s, d), size, dtype, dev, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal, drawn from ``generator`` or the device's seeded generator; float32 by default."""
     dev = backend.device(device)
     rng = rng_for(generator, dev)
-    return _make(lambda xp, s, d: rng.standard_normal(s).astype(d), size, dtype, dev, requires_grad)
+    return _make(lambda xp, s, d: random_torch.normal(rng, s, d), size, dtype, dev, requires_grad)
 
 
 def _check_int_range(low, high, dt) -> None:
@@ -149,8 +150,8 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     _check_int_range(low, high, dt)
     dev = backend.device(device)
     rng = rng_for(generator, dev)
-    return _make(lambda xp, s, d: rng.integers(low, high, size=s, dtype=np.int64).astype(d),
-                 (tuple(size),), dt, dev, requires_grad)
+    return _make(lambda xp, s, d: random_torch.random_from_to(rng, s, d, low, high), (tuple(size),), dt, dev,
+                 requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
@@ -235,12 +236,14 @@ def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(empty, t, dtype, device, requires_grad)
 
 
-def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(rand, t, dtype, device, requires_grad)
+def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
+                requires_grad=requires_grad)
 
 
-def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(randn, t, dtype, device, requires_grad)
+def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
+                 requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:

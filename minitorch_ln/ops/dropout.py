@@ -1,13 +1,14 @@
 """Dropout (Srivastava et al., 2014), inverted: kept values are scaled by ``1/(1-p)`` during training,
 so that evaluation needs no rescaling. The mask comes from the device's seeded generator
-(``backend.generator``), so ``manual_seed`` makes it reproducible.
+(``backend.generator``), so ``manual_seed`` makes it reproducible; on the CPU it is PyTorch's
+(``noise = empty_like(x).bernoulli_(1 - p).div_(1 - p)``, then ``x * noise``).
 """
 
 from __future__ import annotations
 
 import numbers
 
-from .. import backend
+from .. import backend, random_torch
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import require_float
@@ -16,14 +17,22 @@ from ._util import require_float
 class Dropout(Function):
     @staticmethod
     def forward(ctx, x, p):
-        keep = backend.generator(backend.device_of(x)).random(x.shape) >= p  # (*x.shape)
-        scale = keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p)) if p < 1 else keep.astype(x.dtype)
+        scale = dropout_noise(x.shape, p, x)  # (*x.shape)
         ctx.scale = scale
         return x * scale
 
     @staticmethod
     def backward(ctx, dy):
         return dy * Tensor._from_op(ctx.scale), None
+
+
+def dropout_noise(shape, p: float, like):
+    """PyTorch's dropout noise, ``like``'s dtype and device: 1/(1-p) (divided in that dtype) with
+    probability 1-p, else 0 (``bernoulli_(1 - p).div_(1 - p)``); nothing is drawn when p = 1. ``(*shape)``."""
+    if p >= 1:
+        return backend.get_array_module(like).zeros(shape, dtype=like.dtype)
+    keep = random_torch.bernoulli_scalar(backend.generator(backend.device_of(like)), shape, like.dtype, 1.0 - p)
+    return keep / like.dtype.type(1.0 - p)  # (*shape)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:  # noqa: A002

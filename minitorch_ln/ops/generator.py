@@ -1,30 +1,31 @@
 """``Generator``: a random stream of its own, passed as ``generator=`` to every random op (as ``torch.Generator``).
 
-A :class:`Generator` wraps a NumPy ``Generator`` (PCG64) on the CPU or a CuPy one on a GPU. The
-numbers drawn are NumPy's/CuPy's, not PyTorch's: a seed makes a stream reproducible here, it does not
-give the numbers ``torch`` would give. ``default_generator`` is the global CPU stream (the one
-``mt.manual_seed`` reseeds, ``backend.generator("cpu")``); ops given no ``generator=`` draw from the
-global stream of their device.
+A CPU :class:`Generator` is PyTorch's CPU generator (:class:`~minitorch_ln.mt19937.CPUGenerator`:
+mt19937, seeded as ``torch.Generator``), and the random ops turn its words into samples as PyTorch's
+CPU kernels do (:mod:`minitorch_ln.random_torch`), so ``Generator().manual_seed(2147483647)`` gives
+the numbers ``torch`` gives (``docs/random.md``). A GPU generator is CuPy's (its numbers are CuPy's).
+``default_generator`` is the global CPU stream (the one ``mt.manual_seed`` reseeds,
+``backend.generator("cpu")``); ops given no ``generator=`` draw from the global stream of their device.
 
-``get_state`` returns, as PyTorch, a uint8 tensor; here its bytes are the JSON of NumPy's PCG64
-state, so a state also survives :func:`minitorch_ln.save`. A GPU generator's state lives in device
-memory (cuRAND) and is not exposed: ``get_state``/``set_state`` raise on one.
+``get_state`` returns, as PyTorch, a 5056-byte uint8 tensor in PyTorch's ``CPUGeneratorImplState``
+layout: a state from ``torch.Generator().get_state()`` (as a NumPy array or tensor) restores here,
+and ours restores in torch. A GPU generator's state lives in device memory (cuRAND) and is not
+exposed: ``get_state``/``set_state`` raise on one.
 """
 
 from __future__ import annotations
 
-import json
 import numbers
 import os
 
 import numpy as np
 
 from .. import backend
+from ..mt19937 import DEFAULT_SEED, CPUGenerator
 from ..tensor import Tensor
 
-__all__ = ["Generator", "default_generator", "manual_seed", "initial_seed", "seed", "rng_for"]
-
-DEFAULT_SEED = 67280421310721  # torch.Generator().initial_seed()
+__all__ = ["Generator", "default_generator", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state",
+           "rng_for"]
 
 
 def _check_seed(seed) -> int:
@@ -38,32 +39,20 @@ def _check_seed(seed) -> int:
 
 def _new_rng(dev, seed):
     if dev.type == "cpu":
-        return np.random.default_rng(seed)
+        return CPUGenerator(seed)
     cp = backend.cupy_or_error()
     with cp.cuda.Device(dev.index):
         return cp.random.default_rng(seed)
 
 
-def _encode_state(state: dict) -> Tensor:
-    raw = json.dumps(state, sort_keys=True).encode("ascii")
-    return Tensor._from_op(np.frombuffer(raw, dtype=np.uint8).copy())  # (n,) uint8
-
-
-def _decode_state(state) -> dict:
+def _decode_state(state) -> np.ndarray:
     arr = state.array if isinstance(state, Tensor) else state
+    if type(arr).__module__.startswith("torch"):  # a torch.ByteTensor from torch's get_state()
+        arr = arr.numpy()
     if not hasattr(arr, "dtype") or arr.dtype != np.uint8 or arr.ndim != 1:
         got = f"{arr.dtype} of shape {tuple(arr.shape)}" if hasattr(arr, "dtype") else type(state).__name__
         raise TypeError(f"set_state expects a 1-D uint8 tensor from get_state(), got {got}")
-    try:
-        decoded = json.loads(bytes(backend.to_device(arr, "cpu")).decode("ascii"))
-        if not isinstance(decoded, dict) or "bit_generator" not in decoded:
-            raise ValueError
-    except (UnicodeDecodeError, ValueError):
-        raise RuntimeError(
-            f"set_state: these {arr.shape[0]} bytes are not a generator state made by get_state() "
-            "(a PyTorch CPUGeneratorImplState does not fit NumPy's PCG64)"
-        ) from None
-    return decoded
+    return np.asarray(backend.to_device(arr, "cpu"), dtype=np.uint8)
 
 
 class Generator:
@@ -85,7 +74,7 @@ class Generator:
 
     @property
     def rng(self):
-        """The NumPy/CuPy generator this object draws from (made on first use)."""
+        """The engine this object draws from (made on first use): mt19937 on the CPU, CuPy's on a GPU."""
         if self._rng is None:
             self._rng = _new_rng(self.device, self._initial_seed)
         return self._rng
@@ -107,17 +96,17 @@ class Generator:
         return s
 
     def initial_seed(self) -> int:
-        return self._initial_seed
+        return self.rng.initial_seed() if self.device.type == "cpu" else self._initial_seed
 
     def get_state(self) -> Tensor:
-        """The stream's state as a 1-D uint8 Tensor (CPU generators only)."""
+        """The stream's state as a ``(5056,)`` uint8 Tensor in PyTorch's layout (CPU generators only)."""
         self._cpu_only("get_state")
-        return _encode_state(self.rng.bit_generator.state)
+        return Tensor._from_op(self.rng.get_state())
 
     def set_state(self, new_state) -> "Generator":
-        """Restore a state from :meth:`get_state`. Raises TypeError/RuntimeError for anything else."""
+        """Restore a state from :meth:`get_state` (ours or torch's). Raises TypeError/RuntimeError for anything else."""
         self._cpu_only("set_state")
-        self.rng.bit_generator.state = _decode_state(new_state)
+        self.rng.set_state(_decode_state(new_state))
         return self
 
     def _cpu_only(self, what):
@@ -147,9 +136,7 @@ class _DefaultGenerator(Generator):
         return self
 
     def initial_seed(self) -> int:
-        s = getattr(backend, "_seed", None)
-        # never seeded: NumPy drew OS entropy; that entropy reproduces the stream with default_rng
-        return int(s) if s is not None else int(self.rng.bit_generator.seed_seq.entropy)
+        return self.rng.initial_seed()
 
 
 default_generator = _DefaultGenerator()
@@ -168,11 +155,21 @@ def seed() -> int:
     return default_generator.seed()
 
 
+def get_rng_state() -> Tensor:
+    """``torch.get_rng_state``: the global CPU stream's state, PyTorch's 5056 bytes."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """``torch.set_rng_state``: restore the global CPU stream (from ours or torch's ``get_rng_state``)."""
+    default_generator.set_state(new_state)
+
+
 def rng_for(generator, dev):
     """The NumPy/CuPy generator an op on device ``dev`` draws from.
 
     ``None``: the device's global stream. A :class:`Generator`: its stream, which must be on the
-    same kind of device. A ``numpy.random.Generator`` is accepted for CPU ops.
+    same kind of device. A ``numpy.random.Generator`` is accepted for CPU ops (its own numbers, not PyTorch's).
 
     Raises:
         RuntimeError: the generator is on another device type (PyTorch's message).

@@ -11,13 +11,14 @@ base's history is rewritten (``autograd/views.py``: CopySlices), as in PyTorch (
 
 from __future__ import annotations
 
-from .. import backend
+from .. import backend, random_torch
 from ..errors import ShapeError
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.views import alias, check_view_inplace, check_writable, rebase_history
 from ..autograd.function import _set_history
 from ..tensor import Tensor
 from .conversion import cast
+from .generator import rng_for
 from .bitwise import bitwise_and, bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor
 from .division import floor_divide, remainder
 from .elementwise import add, div, mul, pow, sub  # noqa: A004 - PyTorch's name
@@ -200,19 +201,19 @@ class _InPlace:
     def zero_(self):
         return self.fill_(0)
 
-    def uniform_(self, a=0.0, b=1.0):
-        gen = backend.generator(self.device)
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        rng = rng_for(generator, self.device)
 
         def write(arr):
-            arr[...] = gen.uniform(a, b, size=self.shape).astype(self.dtype)
+            arr[...] = random_torch.uniform(rng, self.shape, self.dtype, a, b)
 
         return self._overwrite("uniform_", write)
 
-    def normal_(self, mean=0.0, std=1.0):
-        gen = backend.generator(self.device)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        rng = rng_for(generator, self.device)
 
-        def write(arr):
-            arr[...] = (gen.standard_normal(size=self.shape) * std + mean).astype(self.dtype)
+        def write(arr):  # PyTorch's 16-at-a-time path needs a contiguous tensor
+            arr[...] = random_torch.normal(rng, self.shape, self.dtype, mean, std, contiguous=self.is_contiguous())
 
         return self._overwrite("normal_", write)
 

@@ -2,26 +2,27 @@
 initialisers ``bernoulli_``, ``exponential_``, ``random_``, ``cauchy_``, ``log_normal_``, ``geometric_``.
 
 Every op draws from ``generator=`` (a :class:`~minitorch_ln.ops.generator.Generator`) or, by
-default, the device's global stream, which ``mt.manual_seed`` reseeds. The numbers are NumPy's
-(CuPy's on a GPU), not PyTorch's; the distributions, dtypes, shapes and errors are PyTorch's.
+default, the device's global stream, which ``mt.manual_seed`` reseeds. On the CPU the numbers are
+PyTorch's (the words of its mt19937 turned into samples by its kernels' formulas,
+:mod:`minitorch_ln.random_torch`, ``docs/random.md``); ``poisson`` is drawn by NumPy from a seed taken
+from that stream. On a GPU they are CuPy's. Distributions, dtypes, shapes and errors are PyTorch's.
 
 Samples are not differentiable: as in PyTorch (``derivatives.yaml``), ``normal``, ``bernoulli`` and
 ``poisson`` of an input that requires grad give an output that requires grad, whose gradient with
 respect to that input is zero.
 
 Continuous draws use the inverse CDF of a uniform ``u`` in [0, 1): exponential ``-log(1-u)/lambd``,
-Cauchy ``median + sigma*tan(pi*(u-1/2))``, geometric ``ceil(log(1-u)/log(1-p))`` (Devroye,
+Cauchy ``median + sigma*tan(pi*(u-1/2))``, geometric ``ceil(log(u)/log(1-p))`` (Devroye,
 *Non-Uniform Random Variate Generation*, 1986, ch. 2 and 10).
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, random_torch
 from ..autograd.function import Function
 from ..errors import DtypeError, ShapeError
 from ..tensor import Tensor
@@ -84,8 +85,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 
         dev = backend.device(device)
         dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
-        z = rng_for(generator, dev).standard_normal(_shape_arg((size,)))  # (*size)
-        return Tensor((z.astype(dt) * dt.type(std) + dt.type(mean)).astype(dt), requires_grad=requires_grad)
+        z = random_torch.normal(rng_for(generator, dev), _shape_arg((size,)), dt, mean, std)  # (*size)
+        return Tensor(z, requires_grad=requires_grad)
     if size is not None:
         raise TypeError("normal(): size is only taken with a float mean and std; with a tensor, its shape is used")
     for t in (mean, std):
@@ -107,8 +108,12 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     dt = np.result_type(*(t.dtype for t in (mean, std) if isinstance(t, Tensor)))
     m = mean.array if mt_ else dt.type(mean)
     s = std.array if st_ else dt.type(std)
-    z = rng_for(generator, ref.device).standard_normal(shape).astype(dt)  # (*shape)
-    return _sampled((m + s * z).astype(dt), mean, std)
+    rng = rng_for(generator, ref.device)
+    if st_:  # as PyTorch: N(0, 1) draws, then * std + mean
+        z = random_torch.normal(rng, shape, dt) * s  # (*shape)
+    else:  # a float std: N(0, std) draws, then + mean
+        z = random_torch.normal(rng, shape, dt, 0.0, float(std))  # (*shape)
+    return _sampled((z + m).astype(dt), mean, std)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:  # noqa: A002
@@ -131,8 +136,11 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:  # noqa: A002
     else:
         _check_p(p, "bernoulli_")
         prob = p
-    u = rng.random(input.shape)  # (*input.shape)
-    return _sampled((u < prob).astype(input.dtype), input)
+    if p is None:
+        draws = random_torch.bernoulli_tensor(rng, prob, input.dtype)  # (*input.shape)
+    else:
+        draws = random_torch.bernoulli_scalar(rng, input.shape, input.dtype, float(p))
+    return _sampled(draws, input)
 
 
 def _check_p(p, what):
@@ -153,6 +161,8 @@ def poisson(input, generator=None) -> Tensor:  # noqa: A002
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     big = lam > 1e15  # NumPy refuses rates near 2**63; the normal limit is exact to float64 there
     rng = rng_for(generator, input.device)
+    if random_torch.is_torch_stream(rng):  # not PyTorch's sampler: NumPy's, seeded by one 64-bit word
+        rng = np.random.default_rng(int(rng.random64(1)[0]))
     out = rng.poisson(xp.where(big, 0.0, lam)).astype(np.float64)  # (*input.shape)
     if bool(xp.any(big)):
         out = xp.where(big, xp.round(lam + xp.sqrt(xp.where(big, lam, 0.0)) * rng.standard_normal(lam.shape)), out)
@@ -201,6 +211,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
     if not bool(xp.all(total > 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = rng_for(generator, input.device)
+    if random_torch.is_torch_stream(rng):
+        w = input.array.reshape(-1, c)  # (B, C), the input's dtype as PyTorch computes
+        w = w.astype(np.float32) if w.dtype == np.float16 else w
+        return Tensor._from_op(random_torch.multinomial(rng, w, n, replacement).reshape(out_shape))
     if not replacement or n == 1:
         e = -xp.log1p(-rng.random(w.shape))  # (B, C) Exp(1)
         keys = w / e  # (B, C); larger wins
@@ -230,10 +244,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         raise RuntimeError(f"randperm: n={n} is too large for dtype {dt} (its values go up to {limit})")
     dev = backend.device(device)
     rng = rng_for(generator, dev)
-    if dev.type == "cpu":
-        perm = rng.permutation(n)  # (n,) Fisher-Yates
-    else:
-        perm = backend.get_array_module(rng.random(1)).argsort(rng.random(n))  # (n,) random keys
+    perm = random_torch.randperm(rng, n)  # (n,): Fisher-Yates on the CPU, random keys on a GPU
     return Tensor(perm.astype(dt), requires_grad=requires_grad)
 
 
@@ -263,11 +274,11 @@ def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         if not bool(xp.all((p.array >= 0) & (p.array <= 1))):
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. (bernoulli_: p must be "
                                "in [0, 1])")
-        prob = p.array
-    else:
-        _check_p(p, "bernoulli_")
-        prob = p
-    return _fill(self, "bernoulli_", rng.random(self.shape) < prob)
+        xp = backend.get_array_module(p.array)
+        return _fill(self, "bernoulli_", random_torch.bernoulli_tensor(rng, xp.broadcast_to(p.array, self.shape),
+                                                                        self.dtype))
+    _check_p(p, "bernoulli_")
+    return _fill(self, "bernoulli_", random_torch.bernoulli_scalar(rng, self.shape, self.dtype, float(p)))
 
 
 def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
@@ -275,8 +286,8 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
     _continuous(self, "Exponential", "exponential_")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    u = rng_for(generator, self.device).random(self.shape)
-    return _fill(self, "exponential_", -backend.get_array_module(u).log1p(-u) / lambd)
+    return _fill(self, "exponential_", random_torch.exponential(rng_for(generator, self.device), self.shape,
+                                                                self.dtype, float(lambd)))
 
 
 def _random_bound(dt) -> int:
@@ -306,10 +317,15 @@ def random_(self, *args, generator=None, **kwargs) -> Tensor:
     if high is None:
         bound = _random_bound(dt)
         _check_int_range(int(low), bound + 1, dt)
-        vals = rng.integers(int(low), bound, size=self.shape, dtype=np.int64, endpoint=True)
+        if not args and not kwargs:  # random_(): PyTorch's own kernel (random_(0) is from-to: int32 differs)
+            vals = random_torch.random_default(rng, self.shape, dt)
+        elif int(low) == -(2**63) and dt == np.int64:
+            vals = random_torch.random_full_64(rng, self.shape, dt)
+        else:
+            vals = random_torch.random_from_to(rng, self.shape, dt, int(low), bound + 1)
     else:
         _check_int_range(int(low), int(high), dt)
-        vals = rng.integers(int(low), int(high), size=self.shape, dtype=np.int64)
+        vals = random_torch.random_from_to(rng, self.shape, dt, int(low), int(high))
     return _fill(self, "random_", vals)
 
 
@@ -318,8 +334,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
     _continuous(self, "Cauchy", "cauchy_")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    u = rng_for(generator, self.device).random(self.shape)
-    return _fill(self, "cauchy_", median + sigma * backend.get_array_module(u).tan(math.pi * (u - 0.5)))
+    return _fill(self, "cauchy_", random_torch.cauchy(rng_for(generator, self.device), self.shape, self.dtype,
+                                                      median, sigma))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
@@ -328,15 +344,13 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
         raise DtypeError(f"log_normal_: expected a floating point tensor, got {self.dtype}")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    z = rng_for(generator, self.device).standard_normal(self.shape)
-    return _fill(self, "log_normal_", backend.get_array_module(z).exp(mean + std * z))
+    return _fill(self, "log_normal_", random_torch.log_normal(rng_for(generator, self.device), self.shape,
+                                                              self.dtype, mean, std))
 
 
 def geometric_(self, p, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    u = rng_for(generator, self.device).random(self.shape)
-    xp = backend.get_array_module(u)
-    k = xp.ceil(xp.log1p(-u) / math.log1p(-p))  # 1 - u in (0, 1]
-    return _fill(self, "geometric_", xp.maximum(k, 1))
+    return _fill(self, "geometric_", random_torch.geometric(rng_for(generator, self.device), self.shape,
+                                                            self.dtype, p))

@@ -12,7 +12,8 @@ import math
 import numbers
 import warnings
 
-from ._random import numpy_rng
+from ... import random_torch
+from ._random import cpu_rng
 
 __all__ = [
     "Dataset",
@@ -226,7 +227,7 @@ def random_split(dataset, lengths, generator=None) -> list:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     if any(not isinstance(s, numbers.Integral) or s < 0 for s in lengths):
         raise ValueError(f"lengths should be non-negative integers or fractions summing to 1, got {lengths}")
-    indices = numpy_rng(generator).permutation(n).tolist()
+    indices = random_torch.randperm(cpu_rng(generator), n).tolist()  # torch.randperm(n, generator)
     return [
         Subset(dataset, indices[offset - length : offset])
         for offset, length in zip(itertools.accumulate(lengths), lengths)

@@ -1,8 +1,9 @@
 """Samplers: which dataset indices to load, in which order, and how they group into batches.
 
 Mirrors ``torch.utils.data.sampler``: the same classes, arguments, defaults, lengths and errors.
-Random draws come from NumPy (see :mod:`minitorch_ln.utils.data._random` for what ``generator=``
-accepts), so a seed reproduces a permutation but not the one PyTorch would draw.
+Random draws are PyTorch's (``randperm``, ``randint``, ``multinomial`` on its CPU generator; see
+:mod:`minitorch_ln.utils.data._random` for what ``generator=`` accepts), so a seed gives the order
+PyTorch gives.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import numbers
 
 import numpy as np
 
-from ... import backend
-from ._random import numpy_rng
+from ... import backend, random_torch
+from ...mt19937 import CPUGenerator
+from ._random import cpu_rng, draw_seed
 
 __all__ = [
     "Sampler",
@@ -84,15 +86,16 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
-        rng = numpy_rng(self.generator)
+        # as PyTorch: without a generator, a new one seeded from the global stream at each iter()
+        rng = CPUGenerator(draw_seed()) if self.generator is None else cpu_rng(self.generator)
         if self.replacement:  # in chunks of 32, as PyTorch: num_samples=int(1e10) (minGPT) must not allocate it all
             for _ in range(self.num_samples // 32):
-                yield from rng.integers(0, n, size=32, dtype=np.int64).tolist()
-            yield from rng.integers(0, n, size=self.num_samples % 32, dtype=np.int64).tolist()
+                yield from random_torch.random_from_to(rng, (32,), np.int64, 0, n).tolist()
+            yield from random_torch.random_from_to(rng, (self.num_samples % 32,), np.int64, 0, n).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n).tolist()[: self.num_samples % n]
+            yield from random_torch.randperm(rng, n).tolist()
+        yield from random_torch.randperm(rng, n).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -106,7 +109,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in numpy_rng(self.generator).permutation(len(self.indices)).tolist():
+        for i in random_torch.randperm(cpu_rng(self.generator), len(self.indices)).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -152,8 +155,11 @@ class WeightedRandomSampler(Sampler):
 
     def __iter__(self):
         self._check()
-        rng = numpy_rng(self.generator)
+        rng = cpu_rng(self.generator)
         w = self.weights
+        if random_torch.is_torch_stream(rng):  # torch.multinomial(weights (float64), num_samples, replacement)
+            yield from random_torch.multinomial(rng, w[None, :], self.num_samples, self.replacement)[0].tolist()
+            return
         if self.replacement:
             idx = rng.choice(w.shape[0], size=self.num_samples, replace=True, p=w / w.sum())
         else:
