@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims, require_float
+from ._util import keepdims_alias, normalize_dim, normalize_dims, require_float
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
 from .elementwise import exp
@@ -65,6 +65,7 @@ class Sum(Function):
         return broadcast_to(dy, ctx.in_shape), None, None
 
 
+@keepdims_alias
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
 
@@ -83,6 +84,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     return Sum.apply(x, axes, keepdim)
 
 
+@keepdims_alias
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), keeping reduced
     dims as size 1 with ``keepdim``; ``dtype`` (a float dtype) casts the input first (``torch.mean``).
@@ -165,6 +167,7 @@ class Var(Function):
         return dy * centered * factor, None, None, None
 
 
+@keepdims_alias
 def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Variance ``Σ (x - mean)² / max(0, N - correction)`` over ``dim`` (``torch.var``).
 
@@ -200,6 +203,7 @@ class _SqrtOfVar(Function):
         return where(zero, 0.0, dy / (2.0 * where(zero, 1.0, y)))
 
 
+@keepdims_alias
 def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
     dim = dim if axis is None else _dim_alias(dim, axis, "std")
@@ -237,6 +241,7 @@ def _check_nonempty(x, axes, op):
                                    "operation has no identity); give a dim whose size is not 0")
 
 
+@keepdims_alias
 def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
@@ -247,6 +252,7 @@ def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     return AMax.apply(x, axes, keepdim)
 
 
+@keepdims_alias
 def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Minimum over ``dim`` (None: all), as ``-amax(-x)``: ties share the gradient evenly.
 
@@ -304,6 +310,7 @@ def _max_min(x, dim, keepdim, largest, op):
     return (MaxResult if largest else MinResult)(values, indices)
 
 
+@keepdims_alias
 def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001 - PyTorch's name
     """``max(x)``: the 0-d maximum (gradient shared among ties); ``max(x, dim)``: ``(values, indices)``.
 
@@ -316,6 +323,7 @@ def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     return _max_min(x, dim if axis is None else _dim_alias(dim, axis, "max"), keepdim, True, "max")
 
 
+@keepdims_alias
 def min(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     """``min(x)``: the 0-d minimum; ``min(x, dim)``: a ``(values, indices)`` namedtuple like ``torch.return_types.min``.
 
@@ -339,11 +347,13 @@ def _arg(x, dim, keepdim, largest, op):
     return Tensor._from_op(fn(x.array, axis=axis, keepdims=keepdim).astype("int64"))
 
 
+@keepdims_alias
 def argmax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the maximum over ``dim``, or in the flattened tensor when ``dim`` is None; first of ties."""
     return _arg(x, dim if axis is None else _dim_alias(dim, axis, "argmax"), keepdim, True, "argmax")
 
 
+@keepdims_alias
 def argmin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the minimum over ``dim`` (of the flattened tensor for None); the first of ties.
 
@@ -381,6 +391,7 @@ class LogSumExp(Function):
             return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
 
 
+@keepdims_alias
 def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
     float32; ``-inf`` over an empty dim (as PyTorch).
