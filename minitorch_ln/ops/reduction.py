@@ -65,7 +65,6 @@ class Sum(Function):
         return broadcast_to(dy, ctx.in_shape), None, None
 
 
-@keepdims_alias
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
 
@@ -84,7 +83,6 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     return Sum.apply(x, axes, keepdim)
 
 
-@keepdims_alias
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), keeping reduced
     dims as size 1 with ``keepdim``; ``dtype`` (a float dtype) casts the input first (``torch.mean``).
@@ -167,7 +165,6 @@ class Var(Function):
         return dy * centered * factor, None, None, None
 
 
-@keepdims_alias
 def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Variance ``Σ (x - mean)² / max(0, N - correction)`` over ``dim`` (``torch.var``).
 
@@ -203,7 +200,6 @@ class _SqrtOfVar(Function):
         return where(zero, 0.0, dy / (2.0 * where(zero, 1.0, y)))
 
 
-@keepdims_alias
 def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
     """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
     dim = dim if axis is None else _dim_alias(dim, axis, "std")
@@ -241,7 +237,6 @@ def _check_nonempty(x, axes, op):
                                    "operation has no identity); give a dim whose size is not 0")
 
 
-@keepdims_alias
 def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
@@ -252,7 +247,6 @@ def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     return AMax.apply(x, axes, keepdim)
 
 
-@keepdims_alias
 def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Minimum over ``dim`` (None: all), as ``-amax(-x)``: ties share the gradient evenly.
 
@@ -310,7 +304,6 @@ def _max_min(x, dim, keepdim, largest, op):
     return (MaxResult if largest else MinResult)(values, indices)
 
 
-@keepdims_alias
 def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001 - PyTorch's name
     """``max(x)``: the 0-d maximum (gradient shared among ties); ``max(x, dim)``: ``(values, indices)``.
 
@@ -323,7 +316,6 @@ def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     return _max_min(x, dim if axis is None else _dim_alias(dim, axis, "max"), keepdim, True, "max")
 
 
-@keepdims_alias
 def min(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     """``min(x)``: the 0-d minimum; ``min(x, dim)``: a ``(values, indices)`` namedtuple like ``torch.return_types.min``.
 
@@ -347,13 +339,11 @@ def _arg(x, dim, keepdim, largest, op):
     return Tensor._from_op(fn(x.array, axis=axis, keepdims=keepdim).astype("int64"))
 
 
-@keepdims_alias
 def argmax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the maximum over ``dim``, or in the flattened tensor when ``dim`` is None; first of ties."""
     return _arg(x, dim if axis is None else _dim_alias(dim, axis, "argmax"), keepdim, True, "argmax")
 
 
-@keepdims_alias
 def argmin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the minimum over ``dim`` (of the flattened tensor for None); the first of ties.
 
@@ -391,7 +381,6 @@ class LogSumExp(Function):
             return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
 
 
-@keepdims_alias
 def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
     float32; ``-inf`` over an empty dim (as PyTorch).
@@ -436,3 +425,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         values = Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return TopkResult(values, Tensor._from_op(idx))
 
+
+sum, mean, var, std, amax, amin, max, min, argmax, argmin, logsumexp = map(  # noqa: A001 - keepdims= as PyTorch
+    keepdims_alias, (sum, mean, var, std, amax, amin, max, min, argmax, argmin, logsumexp))  # takes it: x.sum(1, keepdims=True)
