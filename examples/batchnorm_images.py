@@ -39,7 +39,11 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
+try:
+    from sklearn.datasets import load_digits  # noqa: E402 - the 8x8 digits ship with scikit-learn
+except ImportError:
+    raise SystemExit("examples/batchnorm_images.py needs scikit-learn for its 8x8 digits: "
+                     "pip install 'minitorch-ln[examples]' (or pip install scikit-learn)") from None
 
 import minitorch_ln as mt  # noqa: E402
 import minitorch_ln.nn as nn  # noqa: E402

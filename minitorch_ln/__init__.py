@@ -43,6 +43,9 @@ from .ops import (  # noqa: A004 - the public op functions (PyTorch's names), mo
 from .ops import div_rounding as div  # div(a, b, rounding_mode=None), as torch.div
 from .ops import div_rounding as divide
 from .tensor import Tensor, tensor
+from .size import Size
+from .ops import histc, histogram
+from .tensor_str import set_printoptions
 from .dtypes import bfloat16, can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype
 from .serialization import load, save
 from . import linalg, nn, optim, utils  # noqa: E402 - after the ops, which the layers use

@@ -9,6 +9,7 @@ its op module.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -17,6 +18,9 @@ from . import backend
 from .autograd import function as _function_module
 from .autograd import saved as _saved_module
 from .autograd.function import AccumulateGrad, _sync_view
+from .autograd.grad_mode import is_grad_enabled
+from .size import Size, _size
+from .tensor_str import tensor_repr
 from .tensor_protocols import TensorProtocols
 
 
@@ -91,8 +95,8 @@ class Tensor(TensorProtocols):
         self.array = arr
 
     @property
-    def shape(self) -> tuple:
-        return self.array.shape
+    def shape(self) -> Size:
+        return _size(self.array.shape)
 
     @property
     def ndim(self) -> int:
@@ -183,10 +187,12 @@ class Tensor(TensorProtocols):
         return ref() if ref is not None else None
 
     def size(self, dim=None):
-        return self.shape if dim is None else self.shape[dim]
+        return _size(self.array.shape) if dim is None else self.array.shape[dim]
 
     def numel(self) -> int:
         return int(self.array.size)
+
+    nelement = numel  # PyTorch's older name, still used (``sum(p.nelement() for p in params)``)
 
     def dim(self) -> int:
         return self.ndim
@@ -283,20 +289,10 @@ class Tensor(TensorProtocols):
         return hook
 
     # ---------------------------------------------------------------- printing
-    def __repr__(self) -> str:
-        body = np.array2string(
-            backend.to_device(self.array, "cpu"), separator=", ", prefix="tensor(", precision=4, threshold=200
-        )
-        extras = []
-        if self.device.type != "cpu":
-            extras.append(f"device='{self.device}'")
-        if self.dtype != np.float32 and self.dtype != np.int64 and self.dtype != np.bool_:
-            extras.append(f"dtype={self.dtype}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    def __repr__(self) -> str:  # as PyTorch prints it: tensor_str.py
+        grad_fn = self.grad_fn
+        return tensor_repr(self.array, self.device, grad_fn.name() if grad_fn is not None else None,
+                           self.requires_grad)
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
@@ -309,6 +305,8 @@ class Tensor(TensorProtocols):
     __nonzero__ = __bool__  # PyTorch keeps Python 2's name too
 
     def __float__(self) -> float:
+        if self.requires_grad:
+            _warn_scalar_of_requires_grad()
         return float(self.item())
 
     def __int__(self) -> int:
@@ -317,6 +315,8 @@ class Tensor(TensorProtocols):
     __long__ = __int__
 
     def __complex__(self) -> complex:
+        if self.requires_grad:
+            _warn_scalar_of_requires_grad()
         return complex(self.item())
 
     def __delitem__(self, index):
@@ -334,6 +334,18 @@ class Tensor(TensorProtocols):
             raise AttributeError(name)
         raise AttributeError(f"'Tensor' object has no attribute {name!r}: minitorch_ln does not provide this "
                              "Tensor method (the PyTorch names it covers, and what differs: docs/torch_compat.md)")
+
+
+_warned_scalar = [False]
+
+
+def _warn_scalar_of_requires_grad() -> None:
+    """PyTorch's warning for ``float(t)``/``complex(t)`` of a tensor that requires grad (with grad mode
+    on), given once per process as PyTorch gives it; ``int``, ``bool`` and ``item()`` do not warn."""
+    if not _warned_scalar[0] and is_grad_enabled():
+        _warned_scalar[0] = True
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 TensorProtocols._tensor_class = Tensor  # what a NumPy ufunc of a tensor gives back

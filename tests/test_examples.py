@@ -128,3 +128,14 @@ def test_batchnorm_images(tmp_path):
     # every verdict is printed with a computed yes or no (some depend on the seed in fast mode)
     verdicts = re.findall(r"^verdict: .*: (yes|no) \(.*\)$", out, flags=re.M)
     assert len(verdicts) == 8 and len(verdicts) == out.count("verdict: ")
+
+
+def test_batchnorm_images_without_scikit_learn_says_what_to_install():
+    # a newcomer's quick-start install has no scikit-learn: one line naming the extra, not a traceback
+    code = ("import sys, runpy; sys.modules['sklearn'] = None; sys.argv = ['batchnorm_images.py', '--fast']; "
+            f"runpy.run_path({os.path.join(EXAMPLES, 'batchnorm_images.py')!r}, run_name='__main__')")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(EXAMPLES), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("examples/batchnorm_images.py needs scikit-learn for its 8x8 digits: "
+                                   "pip install 'minitorch-ln[examples]' (or pip install scikit-learn)")

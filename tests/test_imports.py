@@ -14,13 +14,13 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "minitorch_ln"
 
 # DESIGN.md's layers, lowest first; a module may import from its own layer and those before it.
 LAYERS = [
-    ("backend", ["backend", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch"]),
+    ("backend", ["backend", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
     ("kernels", ["kernels"]),
-    ("tensor + autograd", ["tensor", "tensor_protocols", "autograd"]),
+    ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
     ("ops", ["ops", "linalg"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp"]),
-    ("utils.data, io, interop", ["utils", "serialization", "interop"]),
+    ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),
     ("diagnostics", ["diagnostics"]),
     ("apps", ["apps", "__main__", "run"]),
 ]

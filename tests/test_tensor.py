@@ -129,10 +129,10 @@ def test_requires_grad_rules():
 
 
 def test_repr_shows_values_dtype_and_grad_fn():
-    assert repr(mt.tensor([1.0, 2.5])) == "tensor([1. , 2.5])"
+    assert repr(mt.tensor([1.0, 2.5])) == "tensor([1.0000, 2.5000])"  # PyTorch's format (tensor_str.py)
     assert repr(mt.tensor([1, 2])) == "tensor([1, 2])"
     r = repr(t64([1.0, 2.0]))
-    assert "dtype=float64" in r and "requires_grad=True" in r
+    assert "dtype=torch.float64" in r and "requires_grad=True" in r
     y = t64([1.0, 2.0]) * 2
     assert "grad_fn=<MulBackward0>" in repr(y) and "2." in repr(y) and "4." in repr(y)
     assert "grad_fn=<SumBackward0>" in repr(y.sum())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import __future__
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.util
@@ -105,6 +106,13 @@ NAMESPACES = {
     "torch.backends.cudnn": ((), lambda: dict(ns.BACKENDS_CUDNN)),
     "torch.backends.mps": ((), lambda: dict(ns.BACKENDS_MPS)),
     "torch.distributed": ((), lambda: dict(ns.DISTRIBUTED)),
+    "torch.utils.tensorboard": (("minitorch_ln.utils.tensorboard",), dict),  # needs tensorboardX (an extra)
+    "torch.serialization": (("minitorch_ln.safe_globals",), ns.serialization_names),
+    "torch.accelerator": (("minitorch_ln.accelerator",), dict),
+    "torch.onnx": (("minitorch_ln.onnx",), dict),
+    "torch.nn.modules": (("minitorch_ln.nn",), dict),
+    # torch.nn.modules.activation.MultiheadAttention, torch.nn.modules.linear.Linear, ...
+    **{f"torch.nn.modules.{file}": ((), functools.partial(ns.nn_modules_file, file)) for file in ns.NN_MODULE_FILES},
 }
 
 
@@ -157,6 +165,8 @@ def _is_foreign_module(value) -> bool:
 
 
 def _public_names(name: str) -> list:
+    if name in ns.EXTRA_NAMES:  # needs an optional extra: listed whether or not it is installed
+        return sorted(ns.EXTRA_NAMES[name])
     names = {k for k in NAMESPACES[name][1]() if not k.startswith("_")}
     for target in _targets(name):
         public = getattr(target, "__all__", None) or [k for k in vars(target) if not k.startswith("_")]

@@ -1,5 +1,6 @@
 """What the ``torch`` alias adds to minitorch_ln's own names: ``compile``, grad-mode switches, legacy
-constructors, ``device``, the ``backends`` flags and the ``distributed`` stubs.
+constructors, ``device``, the ``backends`` flags, the ``distributed`` stubs, and the module paths
+``torch.nn.modules.<file>`` and ``torch.serialization``.
 
 Each is small and says in its docstring what it does here; :mod:`.torch_alias` puts them into the
 ``torch.*`` namespaces. Nothing here is imported by minitorch_ln itself.
@@ -276,3 +277,51 @@ class DataParallel:
     def __init__(self, *args, **kwargs):
         raise RuntimeError(f"torch.nn.DataParallel: minitorch_ln runs a model on one device; use the model itself "
                            f"(see {DOC})")
+
+
+# ------------------------------------------------------------------------------------------ module paths
+
+# torch.nn.modules.<file>: the classes PyTorch 2.13 defines in that file which minitorch_ln.nn has
+# (pickled configs and isinstance checks name them: torch.nn.modules.activation.MultiheadAttention)
+NN_MODULE_FILES = {
+    "activation": "CELU ELU GELU GLU Hardshrink Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax "
+                  "Mish MultiheadAttention PReLU RReLU ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus "
+                  "Softshrink Softsign Tanh Tanhshrink Threshold",
+    "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d",
+    "container": "ModuleDict ModuleList Sequential",
+    "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d",
+    "distance": "CosineSimilarity PairwiseDistance",
+    "dropout": "Dropout",
+    "flatten": "Flatten Unflatten",
+    "fold": "Fold Unfold",
+    "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d",
+    "linear": "Identity Linear",
+    "loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss GaussianNLLLoss HuberLoss KLDivLoss "
+            "L1Loss MSELoss MarginRankingLoss NLLLoss PoissonNLLLoss SmoothL1Loss SoftMarginLoss TripletMarginLoss",
+    "module": "Module",
+    "normalization": "GroupNorm LayerNorm LocalResponseNorm RMSNorm",
+    "pixelshuffle": "PixelShuffle PixelUnshuffle",
+    "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveMaxPool1d AdaptiveMaxPool2d AvgPool1d AvgPool2d "
+               "MaxPool1d MaxPool2d",
+    "sparse": "Embedding",
+    "transformer": "Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer",
+    "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
+}
+
+
+def nn_modules_file(file: str) -> dict:
+    """The names of ``torch.nn.modules.<file>``: minitorch_ln.nn's classes of that name."""
+    nn = importlib.import_module("minitorch_ln.nn")
+    return {name: getattr(nn, name) for name in NN_MODULE_FILES[file].split()}
+
+
+# namespaces that need an optional extra (importing them without it raises, naming the pip command):
+# their names for dir() and docs/torch_compat.md
+EXTRA_NAMES = {"torch.utils.tensorboard": ["SummaryWriter"]}
+
+
+def serialization_names() -> dict:
+    """``torch.serialization``'s ``save`` and ``load`` (the allow-list comes from minitorch_ln.safe_globals)."""
+    from .. import serialization  # noqa: PLC0415
+
+    return {"save": serialization.save, "load": serialization.load}

@@ -30,6 +30,7 @@ from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mea
 from .statistics import aminmax, count_nonzero, prod, std_mean, var_mean
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
+from .histogram import histc, histogram
 from .linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
 from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
 from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -19,7 +20,11 @@ def is_scalar(x) -> bool:
 
 
 def axis_alias(fn):
-    """Let ``fn`` take ``axis=`` for ``dim=``, as PyTorch's functions do (NumPy's name); both is a TypeError."""
+    """Let ``fn`` take ``axis=`` for ``dim=``, as PyTorch's functions do (NumPy's name); both is a TypeError.
+
+    A reduction (``fn`` has ``keepdim``) also takes NumPy's ``keepdims=`` (see :func:`keepdims_alias`).
+    """
+    has_keepdim = "keepdim" in inspect.signature(fn).parameters
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -27,9 +32,30 @@ def axis_alias(fn):
             if "dim" in kwargs:
                 raise TypeError(f"{fn.__name__}(): got both dim= and its alias axis=; give one")
             kwargs["dim"] = kwargs.pop("axis")
+        if has_keepdim and "keepdims" in kwargs:
+            _keepdims_to_keepdim(fn.__name__, kwargs)
         return fn(*args, **kwargs)
 
     return wrapper
+
+
+def keepdims_alias(fn):
+    """Let the reduction ``fn`` take ``keepdims=`` for ``keepdim=``: NumPy's name, which PyTorch accepts
+    (``x.sum(1, keepdims=True)``); both is a TypeError, as in PyTorch."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "keepdims" in kwargs:
+            _keepdims_to_keepdim(fn.__name__, kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _keepdims_to_keepdim(name: str, kwargs: dict) -> None:
+    if "keepdim" in kwargs:
+        raise TypeError(f"{name}(): got both keepdim= and its alias keepdims=; give one")
+    kwargs["keepdim"] = kwargs.pop("keepdims")
 
 
 # Ops for which PyTorch refuses (RuntimeError) a Python int outside a small-int tensor's range

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import broadcast_shape, normalize_dims, promote
+from ._util import broadcast_shape, keepdims_alias, normalize_dims, promote
 from .conversion import cast
 
 
@@ -105,12 +105,14 @@ def _logical_reduction(x, dim, keepdim, axis, name):
     return Tensor._from_op(out.astype(np.uint8) if x.dtype == np.uint8 else out)
 
 
+@keepdims_alias
 def any(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """True where any element over ``dim`` (an int, a tuple, None for all; ``axis`` an alias) is
     non-zero (``torch.any``); bool, but uint8 for a uint8 input, as PyTorch. No gradient."""
     return _logical_reduction(x, dim, keepdim, axis, "any")
 
 
+@keepdims_alias
 def all(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:  # noqa: A001
     """True where every element over ``dim`` is non-zero (``torch.all``); dtypes and arguments as :func:`any`."""
     return _logical_reduction(x, dim, keepdim, axis, "all")

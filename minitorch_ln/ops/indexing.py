@@ -45,8 +45,8 @@ def _normalize_index(x: Tensor, index):
     for it in items:
         if isinstance(it, Tensor):
             it = backend.to_device(it.array, x.device)  # a CPU index tensor for a GPU tensor, as PyTorch allows
-        elif isinstance(it, list):
-            it = xp.asarray(it)
+        elif isinstance(it, (list, range)):  # x[range(n), y], as PyTorch: a range is a sequence of ints
+            it = xp.arange(it.start, it.stop, it.step) if isinstance(it, range) else xp.asarray(it)
             if it.size == 0:
                 it = it.astype(np.int64)
         elif isinstance(it, np.ndarray) and xp is not np:
@@ -241,6 +241,9 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     else:
         value = Tensor._from_op(xp.asarray(value, dtype=x.dtype))
     target_shape = x.array[idx].shape
+    extra = value.ndim - len(target_shape)
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # as PyTorch: L[0] = ones(1, 3) into (2, 3)
+        value = value.reshape(value.shape[extra:])
     try:
         ok = np.broadcast_shapes(value.shape, target_shape) == tuple(target_shape)
     except ValueError:

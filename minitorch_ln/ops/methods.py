@@ -23,6 +23,7 @@ from .division import div_rounding, floor_divide, fmod, remainder, true_divide
 from .dtype_ops import byte, char, short, type, type_as  # noqa: A004
 from .elementwise import add, div, mul, sub
 from .grids import diag, diag_embed, diagflat
+from .histogram import histc, histogram
 from .index_ops import (
     argwhere, index_add, index_copy, index_fill, index_select, masked_scatter, masked_select, nonzero
 )
@@ -119,6 +120,8 @@ METHODS = {
     # sorting.py
     "sort": sort, "argsort": argsort, "msort": msort, "median": median, "nanmedian": nanmedian,
     "kthvalue": kthvalue, "mode": mode, "quantile": quantile, "unique": unique,
+    # histogram.py
+    "histc": histc, "histogram": histogram,
     # norms.py
     "norm": lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(self, p, dim, keepdim, dtype),
     # products.py

@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
-from ._util import bool_dim, normalize_dim, normalize_dims, require_float
+from ._util import bool_dim, keepdims_alias, normalize_dim, normalize_dims, require_float
 from .autocast_policies import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
@@ -430,3 +430,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         values = Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return TopkResult(values, Tensor._from_op(idx))
 
+
+sum, mean, var, std, amax, amin, max, min, argmax, argmin, logsumexp = map(  # noqa: A001 - keepdims= as PyTorch
+    keepdims_alias, (sum, mean, var, std, amax, amin, max, min, argmax, argmin, logsumexp))  # takes it: x.sum(1, keepdims=True)
