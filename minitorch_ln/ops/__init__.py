@@ -26,7 +26,8 @@ from .division import div_rounding, floor_divide, fmod, remainder, true_divide
 from .bitwise import (
     bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, logical_xor,
 )
-from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var  # noqa: A004
+from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, sum, topk  # noqa: A004
+from .variance import std, var
 from .statistics import aminmax, count_nonzero, prod, std_mean, var_mean
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique

@@ -1,5 +1,5 @@
-"""Reductions: sum, mean, var/std, max/min, logsumexp, arg-reductions, topk (``any``/``all`` are in
-``comparison.py``).
+"""Reductions: sum, mean, max/min, logsumexp, arg-reductions, topk (``any``/``all`` are in
+``comparison.py``; ``var``/``std`` in ``variance.py``).
 
 Backward of a reduction broadcasts the upstream gradient back over the reduced axes (re-inserting
 them with size 1 first when ``keepdim=False``). Every reduction takes ``axis=`` as an alias of
@@ -18,13 +18,13 @@ from ..autograd.function import Function
 from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
-from ._util import bool_dim, keepdims_alias, normalize_dim, normalize_dims, require_float
+from ._util import keepdims_alias, normalize_dim, normalize_dims, require_float
 from .autocast_policies import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
 from .elementwise import exp
 from .indexing import GetItem
-from .selection import maximum, minimum, where
+from .selection import maximum, minimum
 from .shape import broadcast_to, reshape
 
 
@@ -66,6 +66,7 @@ class Sum(Function):
         return broadcast_to(dy, ctx.in_shape), None, None
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 @autocast("sum")
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
@@ -85,6 +86,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     return Sum.apply(x, axes, keepdim)
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), keeping reduced
     dims as size 1 with ``keepdim``; ``dtype`` (a float dtype) casts the input first (``torch.mean``).
@@ -107,108 +109,6 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
     if x.dtype == np.float16:  # the float32 sum is divided before it is rounded: no overflow on the way
         return cast(mean(cast(x, np.float32), dim, keepdim), np.float16)
     return sum(x, dim, keepdim) * (1.0 / n) if n else sum(x, dim, keepdim) * float("nan")
-
-
-# ==================================================================================================
-# var, std
-# ==================================================================================================
-
-
-def _correction(unbiased, correction, op) -> float:
-    if unbiased is not None and correction is not None:
-        raise ValueError(f"{op}: give either unbiased or correction, not both")
-    if correction is not None:
-        return float(correction)
-    if unbiased is None:
-        return 1.0
-    if not isinstance(unbiased, bool):
-        raise TypeError(f"{op}: unbiased must be a bool, got {unbiased!r} (did you mean dim=?)")
-    return 1.0 if unbiased else 0.0
-
-
-class Var(Function):
-    """``Σ (x - x̄)² / dof`` over ``axes``; ``dx = dy · 2 (x - x̄) / dof``.
-
-    The forward scales the deviations by their largest magnitude ``s`` first,
-    ``var = s · (Σ (c/s)² / dof) · s``, so that squares of 1e19 (float32) or 300 (float16) do not
-    overflow where the variance itself is finite; float16 works in float32 (as PyTorch).
-    """
-
-    @staticmethod
-    def forward(ctx, x, axes, keepdim, dof):
-        xp = get_array_module(x)
-        ctx.save_for_backward(x)
-        ctx.axes, ctx.dof = axes, dof
-        a = x.astype(_acc(x.dtype), copy=False)
-        keep = _keepdim_shape(x.shape, axes)
-        with np.errstate(all="ignore"):
-            if _count(x.shape, axes) == 0:  # no elements: NaN (as PyTorch)
-                v = xp.full(keep, np.nan, dtype=a.dtype)
-            else:
-                n = _count(x.shape, axes)  # the mean as :func:`mean` (and the backward) forms it
-                c = a - a.sum(axis=axes, keepdims=True) * a.dtype.type(1.0 / n)  # (..., N, ...)
-                s = xp.abs(c).max(axis=axes, keepdims=True)  # (..., 1, ...)
-                s = xp.where((s == 0) | ~xp.isfinite(s), 1, s).astype(a.dtype, copy=False)
-                r = c / s
-                v = s * ((r * r).sum(axis=axes, keepdims=True) / a.dtype.type(builtins.max(dof, 0))) * s
-            v = v.astype(x.dtype)
-        return v if keepdim else v.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
-
-    @staticmethod
-    def backward(ctx, dy):
-        (x,) = ctx.saved_tensors
-        dy = reshape(dy, _keepdim_shape(x.shape, ctx.axes))  # (..., 1, ...)
-        centered = x - mean(x, ctx.axes, keepdim=True)  # (..., N, ...)
-        # Σ centered is 0 only up to the rounding of the mean: project it out (as the chain rule
-        # through x - mean(x) does), so a constant input gets exactly 0, not rounding noise
-        centered = centered - mean(centered, ctx.axes, keepdim=True)
-        # no degrees of freedom: var is 0/0 or c/0, with no derivative (NaN; PyTorch: NaN or inf)
-        factor = 2.0 / ctx.dof if ctx.dof > 0 else float("nan")
-        return dy * centered * factor, None, None, None
-
-
-def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
-    """Variance ``Σ (x - mean)² / max(0, N - correction)`` over ``dim`` (``torch.var``).
-
-    ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0. With no degrees
-    of freedom left (``N <= correction``) the result is NaN (or inf), as PyTorch; over no elements
-    NaN. Computed without overflowing squares (see :class:`Var`), float16 in float32.
-
-    Raises:
-        TypeError: integer input. IndexError: ``dim`` out of range. ValueError: both
-            ``unbiased`` and ``correction`` given.
-    """
-    dim = dim if axis is None else _dim_alias(dim, axis, "var")
-    dim, unbiased = bool_dim(dim, unbiased, keepdim, correction, "var")
-    require_float(x, "var")
-    c = _correction(unbiased, correction, "var")
-    axes = normalize_dims(dim, x.ndim, "var")
-    return Var.apply(x, axes, keepdim, _count(x.shape, axes) - c)
-
-
-class _SqrtOfVar(Function):
-    """``sqrt(v)`` whose gradient is 0 where ``v = 0`` (PyTorch's ``std_backward``), not inf·0 = NaN."""
-
-    @staticmethod
-    def forward(ctx, v):
-        with np.errstate(invalid="ignore"):
-            y = get_array_module(v).sqrt(v)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        (y,) = ctx.saved_tensors
-        zero = y == 0
-        return where(zero, 0.0, dy / (2.0 * where(zero, 1.0, y)))
-
-
-def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None) -> Tensor:
-    """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
-    dim = dim if axis is None else _dim_alias(dim, axis, "std")
-    dim, unbiased = bool_dim(dim, unbiased, keepdim, correction, "std")
-    require_float(x, "std")
-    return _SqrtOfVar.apply(var(x, dim, unbiased, keepdim, correction=correction))
 
 
 # ==================================================================================================
@@ -241,6 +141,7 @@ def _check_nonempty(x, axes, op):
                                    "operation has no identity); give a dim whose size is not 0")
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
@@ -251,6 +152,7 @@ def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     return AMax.apply(x, axes, keepdim)
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Minimum over ``dim`` (None: all), as ``-amax(-x)``: ties share the gradient evenly.
 
@@ -308,6 +210,7 @@ def _max_min(x, dim, keepdim, largest, op):
     return (MaxResult if largest else MinResult)(values, indices)
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001 - PyTorch's name
     """``max(x)``: the 0-d maximum (gradient shared among ties); ``max(x, dim)``: ``(values, indices)``.
 
@@ -320,6 +223,7 @@ def max(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     return _max_min(x, dim if axis is None else _dim_alias(dim, axis, "max"), keepdim, True, "max")
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def min(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
     """``min(x)``: the 0-d minimum; ``min(x, dim)``: a ``(values, indices)`` namedtuple like ``torch.return_types.min``.
 
@@ -343,11 +247,13 @@ def _arg(x, dim, keepdim, largest, op):
     return Tensor._from_op(fn(x.array, axis=axis, keepdims=keepdim).astype("int64"))
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def argmax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the maximum over ``dim``, or in the flattened tensor when ``dim`` is None; first of ties."""
     return _arg(x, dim if axis is None else _dim_alias(dim, axis, "argmax"), keepdim, True, "argmax")
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def argmin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Index (int64) of the minimum over ``dim`` (of the flattened tensor for None); the first of ties.
 
@@ -385,6 +291,7 @@ class LogSumExp(Function):
             return reshape(dy, shape) * exp(x - reshape(y, shape)), None, None
 
 
+@keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 @autocast("logsumexp")
 def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
@@ -430,6 +337,3 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         values = Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return TopkResult(values, Tensor._from_op(idx))
 
-
-sum, mean, var, std, amax, amin, max, min, argmax, argmin, logsumexp = map(  # noqa: A001 - keepdims= as PyTorch
-    keepdims_alias, (sum, mean, var, std, amax, amin, max, min, argmax, argmin, logsumexp))  # takes it: x.sum(1, keepdims=True)

@@ -23,8 +23,9 @@ from .indexing import chunk, getitem, setitem_, split, tril, triu
 from .view_ops import unbind
 from .matmul import matmul
 from .reduction import (  # noqa: A004 - PyTorch's names
-    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var,
+    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, sum, topk,
 )
+from .variance import std, var
 from .selection import clamp, masked_fill, maximum, minimum
 from .reorder import flip
 from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze, view
