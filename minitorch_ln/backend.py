@@ -7,9 +7,11 @@ so a CPU-only user never pays for it (and never needs it installed).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from .mt19937 import DEFAULT_SEED, CPUGenerator
+from .mt19937 import CPUGenerator
 
 __all__ = [
     "Device",
@@ -291,7 +293,9 @@ def generator(dev: "str | Device | None" = None):
     gen = _generators.get(dev)
     if gen is None:
         if dev.type == "cpu":
-            gen = CPUGenerator(DEFAULT_SEED if _seed is None else _seed)
+            # never seeded: a seed from the OS's entropy, as PyTorch seeds its default generator at start
+            # (torch.initial_seed() differs from process to process; a new torch.Generator() does not)
+            gen = CPUGenerator(int.from_bytes(os.urandom(8), "little") if _seed is None else _seed)
         else:
             cp = cupy_or_error()
             with cp.cuda.Device(dev.index):

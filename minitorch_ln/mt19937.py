@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["CPUGenerator", "DEFAULT_SEED", "STATE_BYTES"]
 
-DEFAULT_SEED = 67280421310721  # c10::default_rng_seed_val: torch.initial_seed() of a fresh process
+DEFAULT_SEED = 67280421310721  # c10::default_rng_seed_val: torch.Generator().initial_seed()
 N, M = 624, 397
 MATRIX_A = np.uint32(0x9908B0DF)
 UPPER, LOWER = np.uint32(0x80000000), np.uint32(0x7FFFFFFF)
