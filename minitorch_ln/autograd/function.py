@@ -84,8 +84,11 @@ class Node:
 
     # -- naming ---------------------------------------------------------------------------------
     def name(self) -> str:
-        """PyTorch's spelling: the Function's name + ``Backward0`` (``MulBackward0``, ``NativeLayerNormBackward0``)."""
-        return f"{self.fn.__name__}Backward0" if self.fn is not None else type(self).__name__
+        """PyTorch's spelling: the Function's name + ``Backward0`` (``MulBackward0``, ``NativeLayerNormBackward0``);
+        a fused Function whose last step PyTorch records under another name says so in ``torch_name``."""
+        if self.fn is None:
+            return type(self).__name__
+        return f"{getattr(self.fn, 'torch_name', None) or self.fn.__name__}Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"

@@ -133,12 +133,17 @@ def _loss_weights(xp, target, weight, n_classes, ignore_index, reduction, label_
 class CrossEntropy(Function):
     """Fused ``log_softmax`` + weighted negative log likelihood (one graph node).
 
+    Its node prints as PyTorch's loss does, ``NllLossBackward0``: PyTorch records ``cross_entropy`` as
+    ``log_softmax`` then ``nll_loss``, and scripts print the last node (``torch_name``).
+
     For class-index targets no ``(N, C)`` array besides ``p = softmax(x)`` is kept: with
     ``wt = w[t]`` (0 for ignored rows), ``s`` the ``mean`` scale and ε the smoothing,
 
         loss_i   = -s [(1-ε) wt_i logp[i, t_i] + (ε/C) keep_i Σ_c w_c logp[i, c]]
         dx[i, :] = dy_i s [p[i, :] ((1-ε) wt_i + (ε/C) keep_i Σ_c w_c) - (ε/C) keep_i w] - dy_i s (1-ε) wt_i [c = t_i]
     """
+
+    torch_name = "NllLoss"
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing, probs):
