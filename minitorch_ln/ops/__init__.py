@@ -33,7 +33,8 @@ from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
 from .histogram import histc, histogram
 from .linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
-from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
+from .indexing import cat, chunk, getitem, setitem_, split, stack
+from .grids import tril, triu
 from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
 from .index_ops import (
     argwhere, bucketize, index_add, index_copy, index_fill, index_select, masked_scatter, masked_select, nonzero,

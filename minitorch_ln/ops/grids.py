@@ -1,5 +1,5 @@
-"""Diagonals and index grids: ``diag``, ``diag_embed``, ``diagflat``, ``meshgrid``, ``cartesian_prod``,
-``combinations``, ``tril_indices``, ``triu_indices``.
+"""Diagonals, triangles and index grids: ``diag``, ``diag_embed``, ``diagflat``, ``triu``, ``tril``,
+``meshgrid``, ``cartesian_prod``, ``combinations``, ``tril_indices``, ``triu_indices``.
 
 Reading a diagonal and writing one into zeros are each other's adjoint: ``DiagTake``'s gradient
 writes ``dy`` onto the diagonal of zeros of the input's shape, and ``DiagEmbed``'s reads the
@@ -261,3 +261,41 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
     """The ``(2, N)`` row and column indices of the upper triangle of a ``(row, col)`` matrix. As :func:`tril_indices`."""
     return _triangle_indices(row, col, offset, dtype, device, upper=True)
+
+
+# ==================================================================================================
+# triu, tril
+# ==================================================================================================
+
+
+class Triangle(Function):
+    """Keep the upper (``triu``) or lower (``tril``) triangle of the last two dims; the gradient is masked the same way."""
+
+    @staticmethod
+    def forward(ctx, x, diagonal, upper):
+        xp = get_array_module(x)
+        ctx.diagonal, ctx.upper = diagonal, upper
+        return xp.triu(x, diagonal) if upper else xp.tril(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return Triangle.apply(dy, ctx.diagonal, ctx.upper), None, None
+
+
+def _triangle(x: Tensor, diagonal, upper):
+    name = "triu" if upper else "tril"
+    if x.ndim < 2:
+        raise ValueError(f"{name}: expected a tensor with at least 2 dimensions, got shape {tuple(x.shape)}")
+    if not isinstance(diagonal, numbers.Integral):
+        raise TypeError(f"{name}: diagonal must be an int, got {diagonal!r}")
+    return Triangle.apply(x, int(diagonal), upper)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Zero the elements below the ``diagonal``-th diagonal of the last two dims ``(*, m, n)``."""
+    return _triangle(input, diagonal, True)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Zero the elements above the ``diagonal``-th diagonal of the last two dims ``(*, m, n)``."""
+    return _triangle(input, diagonal, False)

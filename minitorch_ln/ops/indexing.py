@@ -39,6 +39,8 @@ def _normalize_index(x: Tensor, index):
     Returns ``(index_tuple, is_basic)``. Raises IndexError (too many indices, out of range, mask of
     the wrong shape) and TypeError (unsupported index types) with what was expected and what came.
     """
+    if (fast := _plain_ints(x.shape, index)) is not None:  # N[a, b], P[i]: Python ints only, checked
+        return fast, True
     xp = get_array_module(x.array)
     items = index if isinstance(index, tuple) else (index,)
     conv = []
@@ -125,6 +127,18 @@ def _normalize_index(x: Tensor, index):
         out.append(it)
         dim += 1
     return tuple(out), basic
+
+
+def _plain_ints(shape: tuple, index):
+    """The fast path of :func:`_normalize_index` for Python ints only (``N[a, b]``, ``P[i]``): the same
+    ``(index, True)`` the general path gives, bounds checked alike; None for any other index."""
+    items = index if type(index) is tuple else (index,)
+    if len(items) > len(shape) or not all(type(it) is int for it in items):
+        return None
+    for dim, (it, size) in enumerate(zip(items, shape)):
+        if not -size <= it < size:
+            raise IndexError(f"index {it} is out of bounds for dimension {dim} with size {size}")
+    return items
 
 
 def _ints_first(index: tuple):
@@ -388,41 +402,3 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
     n = input.shape[d]
     step = max(-(-n // chunks), 1)
     return split(input, step, d)
-
-
-# ==================================================================================================
-# triu, tril
-# ==================================================================================================
-
-
-class Triangle(Function):
-    """Keep the upper (``triu``) or lower (``tril``) triangle of the last two dims; the gradient is masked the same way."""
-
-    @staticmethod
-    def forward(ctx, x, diagonal, upper):
-        xp = get_array_module(x)
-        ctx.diagonal, ctx.upper = diagonal, upper
-        return xp.triu(x, diagonal) if upper else xp.tril(x, diagonal)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return Triangle.apply(dy, ctx.diagonal, ctx.upper), None, None
-
-
-def _triangle(x: Tensor, diagonal, upper):
-    name = "triu" if upper else "tril"
-    if x.ndim < 2:
-        raise ValueError(f"{name}: expected a tensor with at least 2 dimensions, got shape {tuple(x.shape)}")
-    if not isinstance(diagonal, numbers.Integral):
-        raise TypeError(f"{name}: diagonal must be an int, got {diagonal!r}")
-    return Triangle.apply(x, int(diagonal), upper)
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    """Zero the elements below the ``diagonal``-th diagonal of the last two dims ``(*, m, n)``."""
-    return _triangle(input, diagonal, True)
-
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    """Zero the elements above the ``diagonal``-th diagonal of the last two dims ``(*, m, n)``."""
-    return _triangle(input, diagonal, False)

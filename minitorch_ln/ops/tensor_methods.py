@@ -19,7 +19,8 @@ from .bitwise import bitwise_and, bitwise_not, bitwise_or
 from .comparison import eq, ge, gt, le, lt, ne
 from .conversion import cast, clone, to_device
 from .elementwise import abs, add, cos, div, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
-from .indexing import chunk, getitem, setitem_, split, tril, triu
+from .grids import tril, triu
+from .indexing import chunk, getitem, setitem_, split
 from .view_ops import unbind
 from .matmul import matmul
 from .reduction import (  # noqa: A004 - PyTorch's names
