@@ -5,7 +5,7 @@ applies it; importing this package also attaches ``Tensor``'s operators and meth
 
 from .conversion import cast, clone, to_device
 from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unbroadcast, unsqueeze, view
-from .elementwise import abs, add, cos, div, erf, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
+from .elementwise import abs, add, div, erf, exp, log, mul, neg, pow, rsqrt, sqrt, sub  # noqa: A004
 from .selection import clamp, clamp_max, clamp_min, masked_fill, maximum, minimum, where
 from .comparison import eq, ge, gt, isfinite, isnan, le, logical_and, logical_not, logical_or, lt, ne
 from .activation import gelu, logsigmoid, mish, relu, sigmoid, silu, softplus, softsign, tanh, tanhshrink
@@ -17,7 +17,7 @@ from .unary import (  # noqa: A004
     ceil, exp2, expm1, floor, frac, isinf, isneginf, isposinf, isreal, log1p, log2, log10, nan_to_num, reciprocal,
     round, sgn, sign, signbit, square, trunc,
 )
-from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
+from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cos, cosh, erfc, erfinv, sin, sinh, tan
 from .binary import (
     allclose, atan2, copysign, equal, float_power, fmax, fmin, heaviside, hypot, isclose, lerp, logaddexp, logaddexp2,
     xlogy,

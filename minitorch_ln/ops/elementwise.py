@@ -363,42 +363,6 @@ def abs(x: Tensor) -> Tensor:  # noqa: A001
     return Abs.apply(x)
 
 
-class Sin(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return get_array_module(x).sin(x)
-
-    @staticmethod
-    def backward(ctx, dy):
-        (x,) = ctx.saved_tensors
-        return dy * cos(x)
-
-
-def sin(x: Tensor) -> Tensor:
-    """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "sin")
-    return Sin.apply(x)
-
-
-class Cos(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return get_array_module(x).cos(x)
-
-    @staticmethod
-    def backward(ctx, dy):
-        (x,) = ctx.saved_tensors
-        return -dy * sin(x)
-
-
-def cos(x: Tensor) -> Tensor:
-    """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "cos")
-    return Cos.apply(x)
-
-
 class Erf(Function):
     """Gauss error function; d/dx erf(x) = 2/sqrt(pi) exp(-x^2)."""
 

@@ -18,7 +18,8 @@ from .division import div_rounding
 from .bitwise import bitwise_and, bitwise_not, bitwise_or
 from .comparison import eq, ge, gt, le, lt, ne
 from .conversion import cast, clone, to_device
-from .elementwise import abs, add, cos, div, exp, log, mul, neg, pow, rsqrt, sin, sqrt, sub  # noqa: A004
+from .elementwise import abs, add, div, exp, log, mul, neg, pow, rsqrt, sqrt, sub  # noqa: A004
+from .unary_trig import cos, sin
 from .grids import tril, triu
 from .indexing import chunk, getitem, setitem_, split
 from .view_ops import unbind

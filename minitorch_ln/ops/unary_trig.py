@@ -1,5 +1,5 @@
-"""Trigonometric, hyperbolic and error functions (``tan``, ``asin`` ... ``atanh``, ``erfc``, ``erfinv``), with
-backwards that neither overflow nor underflow where the math stays finite (``ops/unary.py`` has the rest).
+"""Trigonometric, hyperbolic and error functions (``sin``, ``cos``, ``tan``, ``asin`` ... ``atanh``, ``erfc``,
+``erfinv``), with backwards that neither overflow nor underflow where the math stays finite (``ops/unary.py`` has the rest).
 """
 
 from __future__ import annotations
@@ -7,18 +7,56 @@ from __future__ import annotations
 import math
 
 
+from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
+from ._util import float_input
+from .autocast_policies import autocast
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
-from .autocast_policies import autocast
 from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 
 # ==================================================================================================
 # Trigonometric and hyperbolic functions
 # ==================================================================================================
+
+
+class Sin(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return get_array_module(x).sin(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return dy * cos(x)
+
+
+def sin(x: Tensor) -> Tensor:
+    """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "sin")
+    return Sin.apply(x)
+
+
+class Cos(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return get_array_module(x).cos(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return -dy * sin(x)
+
+
+def cos(x: Tensor) -> Tensor:
+    """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
+    x = float_input(x, "cos")
+    return Cos.apply(x)
 
 
 class _Hypot1(_OfInput):
