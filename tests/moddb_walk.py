@@ -14,7 +14,7 @@ import collections
 import warnings
 
 import numpy as np
-from opdb_walk import _BARE, _dtype_map, _fresh, _leaves, _torch, compare_outputs, to_ours
+from opdb_walk import _BARE, _dtype_map, _fresh, _leaves, _torch, compare_outputs, to_ours, unfreeze_torch_backend_flags
 
 import minitorch_ln as mt
 from minitorch_ln.interop import torch_alias
@@ -135,6 +135,7 @@ def walk_module(info, cap=None):
 def module_database():
     from torch.testing._internal.common_modules import module_db  # noqa: PLC0415
 
+    unfreeze_torch_backend_flags()
     return module_db
 
 

@@ -359,7 +359,17 @@ def _walk_op(op):
 def op_database():
     from torch.testing._internal.common_methods_invocations import op_db  # noqa: PLC0415
 
+    unfreeze_torch_backend_flags()
     return op_db
+
+
+def unfreeze_torch_backend_flags() -> None:
+    """Importing ``torch.testing._internal`` freezes ``torch.backends``' flags for the whole process
+    (``disable_global_flags``, for PyTorch's own test runner); scripts run later in the same test session
+    set ``torch.backends.cudnn.benchmark`` and must still be able to."""
+    import torch  # noqa: PLC0415
+
+    torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
 
 
 def main() -> None:
