@@ -22,10 +22,19 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
-from .rnn_cells import GATES, STEPS, GRUCell, LSTMCell, RNNCell, RNNCellBase, RNNShapeError, check_size
+from .rnn_cells import (
+    GATES,
+    STEPS,
+    GRUCell,
+    LSTMCell,
+    RNNCell,
+    RNNCellBase,
+    RNNShapeError,
+    check_size,
+)
 from .utils_rnn import PackedSequence
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNShapeError"]
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "RNNShapeError"]
 
 
 def _run_direction(step, xw, batch_sizes, state0, w_hh, b_hh, w_hr, reverse):
@@ -135,9 +144,7 @@ class RNNBase(Module):
                               ("bidirectional", False)):
             if getattr(self, name) != default:
                 s += f", {name}={getattr(self, name)}"
-        if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity!r}"
-        return s
+        return s  # PyTorch's RNN does not show its nonlinearity
 
     def _layer_params(self, layer: int, direction: int):
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
@@ -148,7 +155,7 @@ class RNNBase(Module):
         if tuple(s.shape) != expected:
             raise RNNShapeError(f"{type(self).__name__}: Expected {what} size {list(expected)}, got {list(s.shape)}")
 
-    def forward(self, input, hx=None):  # noqa: A002
+    def forward(self, input, hx=None):
         """See the class docstring of :class:`RNN`, :class:`LSTM` or :class:`GRU`."""
         name, lstm = type(self).__name__, self.mode == "LSTM"
         packed = isinstance(input, PackedSequence)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..ops.creation import empty, zeros
 from ..ops.activation import relu, sigmoid, tanh
+from ..ops.creation import empty, zeros
 from . import functional as F
 from . import init
 from .module import Module
@@ -106,7 +106,7 @@ class RNNCellBase(Module):
         if not self.bias:
             s += ", bias=False"
         if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity!r}"
+            s += f", nonlinearity={self.nonlinearity}"
         return s
 
     def _run(self, input, states):

@@ -9,6 +9,7 @@ slicing and ``index_select``, so gradients flow back to the padded input.
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -17,6 +18,9 @@ from ..ops.creation import full
 from ..ops.index_ops import index_select
 from ..ops.indexing import cat, stack
 from ..tensor import Tensor, tensor
+
+__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
+           "pad_sequence", "unpack_sequence", "unpad_sequence"]
 
 
 def _int64(values, device=None) -> Tensor:
@@ -108,7 +112,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
                            f"(batch_size={input.shape[1]})")
     sorted_indices = None
     if enforce_sorted:
-        if any(a < b for a, b in zip(lengths, lengths[1:])):
+        if any(a < b for a, b in itertools.pairwise(lengths)):
             raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
                                "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence "
                                "to sidestep this requirement if you do not need ONNX exportability.")
