@@ -84,6 +84,7 @@ NAMESPACES = {
     "torch.nn.functional": (("minitorch_ln.nn.functional",), dict),
     "torch.nn.init": (("minitorch_ln.nn.init",), dict),
     "torch.nn.utils": (("minitorch_ln.nn.utils",), dict),
+    "torch.nn.utils.rnn": (("minitorch_ln.nn.utils_rnn",), dict),
     "torch.nn.parameter": ((), lambda: {"Parameter": importlib.import_module("minitorch_ln.nn").Parameter}),
     "torch.nn.parallel": ((), lambda: {"DistributedDataParallel": ns.DistributedDataParallel,
                                        "DataParallel": ns.DataParallel}),

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from . import utils_rnn as rnn  # noqa: F401 - torch.nn.utils.rnn
 
 
 def _grads(parameters) -> list:
