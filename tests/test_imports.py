@@ -17,7 +17,7 @@ LAYERS = [
     ("backend", ["backend", "errors", "_version", "cuda", "dtypes"]),
     ("kernels", ["kernels"]),
     ("tensor + autograd", ["tensor", "tensor_protocols", "autograd"]),
-    ("ops", ["ops", "linalg"]),
+    ("ops", ["ops", "linalg", "special"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp"]),
     ("utils.data, io, interop", ["utils", "serialization", "interop"]),
