@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import ShapeError
@@ -111,11 +113,15 @@ def multi_dot(tensors) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``Σ x·y`` over ``dim`` after broadcasting (real tensors: no conjugation needed). Raises ShapeError when
-    the sizes along ``dim`` differ."""
+    the shapes do not broadcast."""
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError("linalg.vecdot(): expected x and y to be Tensors")
-    if x.ndim == 0 or y.ndim == 0 or x.shape[dim] != y.shape[dim]:
-        raise ShapeError(f"linalg.vecdot: x and y must have the same size along dim {dim}, "
+    try:
+        shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+    except ValueError:
+        shape = ()
+    if not shape:
+        raise ShapeError(f"linalg.vecdot: x and y must broadcast to a shape of at least 1 dim, "
                          f"got shapes {tuple(x.shape)} and {tuple(y.shape)}")
     return (x * y).sum(dim)
 

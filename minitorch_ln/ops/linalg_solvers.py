@@ -60,20 +60,19 @@ class SolveTriangular(Function):
         with np.errstate(all="ignore"):
             x = [trsm(1.0, m, r, lower=not upper, diag=int(unitriangular)) for m, r in zip(flat_a, flat_b)]
         x = np.stack(x).reshape(hb.shape) if x else np.empty(hb.shape, hb.dtype)  # (*, n, k)
-        ctx.save_for_backward(a)
-        ctx.flags = (upper, unitriangular)
         X = xp.asarray(x.astype(hb.dtype, copy=False))
-        ctx.x = X
+        ctx.save_for_backward(a, X)
+        ctx.flags = (upper, unitriangular)
         return X
 
     @staticmethod
     def backward(ctx, dx):
-        (a,) = ctx.saved_tensors
+        a, x = ctx.saved_tensors
         upper, unit = ctx.flags
         db = SolveTriangular.apply(a.mT, dx, not upper, unit)  # (*, n, k): A⁻ᵀ dX
         da = None
         if ctx.needs_input_grad[0]:
-            da = -(db @ Tensor._from_op(ctx.x).mT)  # (*, n, n), on A's triangle only
+            da = -(db @ x.mT)  # (*, n, n), on A's triangle only
             da = (da.triu(1 if unit else 0)) if upper else da.tril(-1 if unit else 0)
         return da, db if ctx.needs_input_grad[1] else None, None, None
 
@@ -143,14 +142,12 @@ class Pinv(Function):
                 sinv = xp.where(s > tol, 1 / s, 0)  # (*, k)
             p = (xp.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ xp.swapaxes(u, -1, -2)
         p = p.astype(a.dtype, copy=False)  # (*, n, m)
-        ctx.save_for_backward(a)
-        ctx.p = p
+        ctx.save_for_backward(a, p)
         return p
 
     @staticmethod
     def backward(ctx, dp):
-        (A,) = ctx.saved_tensors
-        P = Tensor._from_op(ctx.p)  # (*, n, m)
+        A, P = ctx.saved_tensors  # (*, m, n), (*, n, m)
         m, n = A.shape[-2:]
         Pt, dpt = P.mT, dp.mT
         if m <= n:
