@@ -42,7 +42,7 @@ def _scipy(name):
 
 
 class Lgamma(_OfInput):
-    fn = _scipy("gammaln")
+    fn = staticmethod(lambda x: get_array_module(x).where(x == -float("inf"), -x, _special("gammaln", x)))  # C's +inf
     grad = staticmethod(lambda x, dy: dy * Digamma.apply(x))
 
 
@@ -65,7 +65,7 @@ class Polygamma(Function):
 
 
 def lgamma(input: Tensor) -> Tensor:  # noqa: A002
-    """``log|Γ(x)|``, elementwise; ints give float32. ``+inf`` at 0 and the negative integers.
+    """``log|Γ(x)|``, elementwise; ints give float32. ``+inf`` at 0, the negative integers and ``±inf`` (C's lgamma).
     Gradient ``digamma(x)``."""
     return Lgamma.apply(_float_operand(input, "lgamma"))
 
@@ -111,6 +111,10 @@ def _at_zero(x: Tensor, value: float, y: Tensor) -> Tensor:
     return y.masked_fill(x == 0, value)
 
 
+def _nonzero(x: Tensor) -> Tensor:
+    return x.masked_fill(x == 0, 1.0)  # for the 1/x terms, whose value at 0 _at_zero replaces
+
+
 class I0(_OfInput):
     fn = _scipy("i0")
     grad = staticmethod(lambda x, dy: dy * I1.apply(x))
@@ -123,12 +127,12 @@ class I0e(_OfInput):
 
 class I1(_OfInput):
     fn = _scipy("i1")
-    grad = staticmethod(lambda x, dy: dy * _at_zero(x, 0.5, I0.apply(x) - I1.apply(x) / x))
+    grad = staticmethod(lambda x, dy: dy * _at_zero(x, 0.5, I0.apply(x) - I1.apply(x) / _nonzero(x)))
 
 
 class I1e(_OfInput):
     fn = _scipy("i1e")
-    grad = staticmethod(lambda x, dy: dy * _at_zero(x, 0.5, I0e.apply(x) - I1e.apply(x) * (x.sign() + 1.0 / x)))
+    grad = staticmethod(lambda x, dy: dy * _at_zero(x, 0.5, I0e.apply(x) - I1e.apply(x) * (x.sign() + 1.0 / _nonzero(x))))
 
 
 def i0(input: Tensor) -> Tensor:  # noqa: A002
