@@ -40,6 +40,7 @@ from .ops import (  # noqa: A004 - the public op functions (PyTorch's names), mo
     triu_indices, true_divide, trunc, unbind, unflatten, unique, unsqueeze, var, var_mean, vdot, view, vsplit,
     vstack, where, xlogy, zeros, zeros_like,
 )
+from .ops import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc  # noqa: E402 - ops/special_fns.py
 from .ops import div_rounding as div  # div(a, b, rounding_mode=None), as torch.div
 from .ops import div_rounding as divide
 from .tensor import Tensor, tensor
@@ -48,7 +49,7 @@ from .ops import histc, histogram
 from .tensor_str import set_printoptions
 from .dtypes import bfloat16, can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype
 from .serialization import load, save
-from . import linalg, nn, optim, utils  # noqa: E402 - after the ops, which the layers use
+from . import linalg, nn, optim, special, utils  # noqa: E402 - after the ops, which the layers use
 from . import amp  # noqa: E402 - mixed precision: autocast, GradScaler
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
 from . import diagnostics  # noqa: E402 - attaches the LayerNorm term check and gradcheck's heat-map writer

@@ -17,7 +17,7 @@ LAYERS = [
     ("backend", ["backend", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
     ("kernels", ["kernels"]),
     ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
-    ("ops", ["ops", "linalg"]),
+    ("ops", ["ops", "linalg", "special"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp"]),
     ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),

@@ -18,6 +18,7 @@ from .unary import (  # noqa: A004
     round, sgn, sign, signbit, square, trunc,
 )
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cos, cosh, erfc, erfinv, sin, sinh, tan
+from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
 from .binary import (
     allclose, atan2, copysign, equal, float_power, fmax, fmin, heaviside, hypot, isclose, lerp, logaddexp, logaddexp2,
     xlogy,

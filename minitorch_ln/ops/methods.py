@@ -46,6 +46,7 @@ from .unary import (  # noqa: A004
     round, sgn, sign, signbit, square, trunc
 )
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
+from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
 from .view_ops import (
     _InPlaceScatter, diagonal, index_put, movedim, narrow, reshape_as, select, swapaxes, unbind, unflatten,
     view_as
@@ -93,6 +94,9 @@ METHODS = {
     "tan": tan, "asin": asin, "acos": acos, "atan": atan, "sinh": sinh, "cosh": cosh, "asinh": asinh,
     "acosh": acosh, "atanh": atanh, "erfc": erfc, "erfinv": erfinv, "arcsin": asin, "arccos": acos, "arctan": atan,
     "arcsinh": asinh, "arccosh": acosh, "arctanh": atanh,
+    # special_fns.py
+    "lgamma": lgamma, "digamma": digamma, "polygamma": lambda self, n: polygamma(n, self), "i0": i0,
+    "mvlgamma": mvlgamma, "logit": logit, "sinc": sinc,
     # binary.py
     "atan2": atan2, "hypot": hypot, "lerp": lerp, "isclose": isclose, "allclose": allclose, "equal": equal,
     "copysign": copysign, "xlogy": xlogy, "float_power": float_power, "logaddexp": logaddexp,

@@ -51,14 +51,14 @@ def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._from_op(get_array_module(t.array).zeros(t.shape, dtype=t.dtype))
 
 
-def _special(name: str, x):
-    """``scipy.special.<name>`` (``cupyx.scipy.special`` on the GPU) in ``x``'s dtype (float16 via float32)."""
+def _special(name: str, x, *args):
+    """``scipy.special.<name>(*args, x)`` (``cupyx.scipy.special`` on the GPU) in ``x``'s dtype (float16 via float32)."""
     if get_array_module(x) is np:
         import scipy.special as sp  # noqa: PLC0415
     else:  # pragma: no cover - needs a GPU
         import cupyx.scipy.special as sp  # noqa: PLC0415
     src = x.astype(np.float32) if x.dtype == np.float16 else x
-    return _calm(getattr(sp, name), src).astype(x.dtype, copy=False)
+    return _calm(lambda: getattr(sp, name)(*args, src)).astype(x.dtype, copy=False)
 
 
 # ==================================================================================================
