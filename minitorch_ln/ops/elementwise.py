@@ -81,10 +81,9 @@ class Sub(Function):
 def sub(a, b, *, alpha=1) -> Tensor:
     """Elementwise ``a - alpha·b``; ``da = dy``, ``db = -alpha·dy``.
 
-    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
-    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
-    when they do not broadcast, TypeError for an operand that is not a Tensor or a number, and
-    RuntimeError for a bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
+    Shapes broadcast and dtypes promote as for :func:`add`. Raises ValueError naming both shapes that do
+    not broadcast, TypeError for an operand that is not a Tensor or a number, and RuntimeError for a
+    bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
     """
     b = alpha_scaled(a, b, alpha, "sub")
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
