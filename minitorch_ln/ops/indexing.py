@@ -298,6 +298,8 @@ def cat(tensors, dim: int = 0) -> Tensor:
     of range).
     """
     tensors = _same_dtype(tensors, "cat")
+    # as PyTorch, legacy empty 1-D tensors (shape (0,)) are skipped beside tensors of any shape
+    tensors = [t for t in tensors if t.shape != (0,)] or tensors[:1]
     ref = tensors[0]
     d = normalize_dim(dim, ref.ndim, "cat")
     if ref.ndim == 0:
