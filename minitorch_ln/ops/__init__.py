@@ -28,7 +28,9 @@ from .bitwise import (
 )
 from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, topk, var  # noqa: A004
 from .statistics import aminmax, count_nonzero, prod, std_mean, var_mean
-from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
+from .counting import bincount, isin, unique_consecutive
+from .reduction_nan import nanmean, nansum
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
 from .linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
 from .indexing import cat, chunk, getitem, setitem_, split, stack, tril, triu
@@ -76,6 +78,7 @@ from .loss_margin import (
 )
 from .distance import cdist, cosine_similarity, normalize, pairwise_distance
 from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
+from .view_ops import unfold_windows
 from .group_norm import group_norm, instance_norm
 from .local_response_norm import local_response_norm
 from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum

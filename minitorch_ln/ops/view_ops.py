@@ -19,7 +19,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.views import make_view
 from ..backend import get_array_module
-from ..errors import IndexOutOfRangeError, ShapeError
+from ..errors import IndexOutOfRangeError, OptionError, ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .autocast_policies import autocast
@@ -29,7 +29,7 @@ from .scatter import scatter, scatter_add, scatter_reduce
 from .shape import permute, reshape, view
 
 __all__ = ["diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "narrow", "select", "unbind", "unflatten",
-           "index_put"]
+           "index_put", "unfold_windows"]
 
 
 # ==================================================================================================
@@ -97,6 +97,81 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
         d1, d2, offset = d2, d1, -offset
     out = Diagonal.apply(input, offset, d1, d2)
     return make_view(out, input, lambda t: Diagonal.apply(t, offset, d1, d2))
+
+
+# ==================================================================================================
+# Tensor.unfold: a strided view of sliding windows along one dim
+# ==================================================================================================
+
+
+def _windows_array(a, d, size, step):
+    """The strided view of ``a``'s windows of ``size`` every ``step`` along ``d``: ``d`` holds the window
+    index, a new last dim the position in the window. Read-only where windows overlap (a write would hit
+    one element twice)."""
+    xp = get_array_module(a)
+    n = (a.shape[d] - size) // step + 1
+    shape = a.shape[:d] + (n,) + a.shape[d + 1:] + (size,)  # (..., n, ..., size)
+    strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
+    if xp is np:
+        writeable = a.flags.writeable and step >= size
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides)  # pragma: no cover - needs a GPU
+
+
+class Windows(Function):
+    @staticmethod
+    def forward(ctx, x, d, size, step):
+        ctx.shape, ctx.args = x.shape, (d, size, step)
+        return _windows_array(x, d, size, step)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return WindowsBackward.apply(dy, ctx.shape, *ctx.args), None, None, None
+
+
+class WindowsBackward(Function):
+    """The adjoint of :class:`Windows`: each window of ``dy`` added back where it was read (overlaps sum)."""
+
+    @staticmethod
+    def forward(ctx, dy, shape, d, size, step):
+        ctx.args = (d, size, step)
+        xp = get_array_module(dy)
+        dx = xp.zeros(shape, dtype=dy.dtype)  # the input's shape
+        n, lead = dy.shape[d], (slice(None),) * d
+        for k in range(size):  # position k of every window: input entries k, k + step, ...
+            dx[lead + (slice(k, k + step * (n - 1) + 1, step),)] += dy[..., k]
+        return dx
+
+    @staticmethod
+    def backward(ctx, ddx):
+        return Windows.apply(ddx, *ctx.args), None, None, None, None
+
+
+def unfold_windows(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """``Tensor.unfold``: every slice of length ``size`` along ``dimension``, ``step`` apart, as a view.
+
+    ``(..., L, ...)`` → ``(..., (L - size) // step + 1, ..., size)``: ``dimension`` counts the windows and a
+    new last dim runs along each. The gradient adds each window back where it was read (overlapping
+    windows sum), as PyTorch's ``unfold_backward``. Overlapping windows are a read-only view.
+
+    Raises:
+        IndexOutOfRangeError: ``dimension`` out of range. ShapeError: ``size`` larger than the dim.
+        OptionError: ``size < 0`` or ``step <= 0``.
+    """
+    if step <= 0:
+        raise OptionError(f"unfold: step is {step} but must be > 0")
+    if size < 0:
+        raise OptionError(f"unfold: size is {size} but must be >= 0")
+    if input.ndim == 0:
+        input = input.reshape(1)
+        if size > 1:
+            raise ShapeError(f"unfold: maximum size for tensor at dimension 0 is 1 but size is {size}")
+        return input[:size].clone() if size == 0 else input
+    d = normalize_dim(dimension, input.ndim, "unfold")
+    if size > input.shape[d]:
+        raise ShapeError(f"unfold: maximum size for tensor at dimension {d} is {input.shape[d]} but size is {size}")
+    out = Windows.apply(input, d, int(size), int(step))
+    return make_view(out, input, lambda t: Windows.apply(t, d, int(size), int(step)))
 
 
 # ==================================================================================================
