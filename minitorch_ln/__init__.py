@@ -11,7 +11,7 @@ from .ops.generator import manual_seed  # returns the default Generator, as torc
 from .ops import (  # noqa: A004 - the public op functions (PyTorch's names), most also Tensor methods
     Generator, abs, acos, acosh, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
     adaptive_max_pool2d, add, addmm, all, allclose, amax, amin, aminmax, any, arange, argmax, argmin, argsort,
-    argwhere, as_tensor, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, avg_pool1d,
+    argwhere, as_strided, as_tensor, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, avg_pool1d,
     avg_pool2d, baddbmm, batch_norm, bernoulli, bincount, binary_cross_entropy, binary_cross_entropy_with_logits,
     bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, block_diag,
     bmm, broadcast_to, bucketize, cartesian_prod, cat, cdist, ceil, celu, chunk, clamp, clamp_max, clamp_min, clone,

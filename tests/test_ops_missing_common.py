@@ -243,3 +243,42 @@ def test_softmax_dtype_where_uint8_and_cat_legacy_empty(rng):
     assert mt.cat([mt.tensor([]), mt.tensor([])]).shape == (0,)
     with pytest.raises(RuntimeError):
         mt.cat([mt.zeros(0, 3), mt.ones(2, 4)])
+
+
+# ------------------------------------------------------------------ as_strided, embedding(scale_grad_by_freq=)
+
+
+@pytest.mark.parametrize("size,stride,offset", [((3, 3), (3, 1), 0), ((2, 2), (1, 2), 1), ((3, 4), (2, 1), 0),
+                                                ((2, 3), (0, 1), 2), ((0, 2), (1, 1), 12), ((), (), 5)])
+def test_as_strided_matches_torch_and_gradcheck(size, stride, offset, rng):
+    a = rng.standard_normal((3, 4))
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(lambda x: mt.as_strided(x, size, stride, offset),
+                           lambda x: torch.as_strided(x, size, stride, offset), [a.astype(dtype)])
+    assert gradcheck(lambda t: t.as_strided(size, stride, offset), (t64(a),))
+    assert gradgradcheck(lambda t: t.as_strided(size, stride, offset), (t64(a),))
+
+
+def test_as_strided_views_writes_and_refusals():
+    base = mt.zeros(4)
+    base.as_strided((2,), (2,)).add_(1.0)
+    np.testing.assert_array_equal(base.numpy(), [1.0, 0.0, 1.0, 0.0])
+    with pytest.raises(RuntimeError, match="more than one element"):
+        mt.as_strided(mt.zeros(4), (2, 2), (1, 1)).add_(1.0)  # overlapping: a write would hit one element twice
+    with pytest.raises(RuntimeError, match="reach past the end"):
+        mt.as_strided(mt.zeros(4), (5,), (1,))
+    with pytest.raises(RuntimeError, match="not a view"):
+        mt.as_strided(mt.zeros(4, 2).t(), (2,), (1,))
+    with pytest.raises(RuntimeError, match="mismatch in length"):
+        mt.as_strided(mt.zeros(4), (2,), (1, 2))
+    with pytest.raises(RuntimeError, match=">= 0"):
+        mt.as_strided(mt.zeros(4), (2,), (-1,), 3)
+
+
+def test_embedding_scale_grad_by_freq_matches_torch(rng):
+    w = rng.standard_normal((5, 3))
+    ids = np.array([[0, 0, 1], [4, 0, 1]])
+    compare_with_torch(lambda x: mt.nn.functional.embedding(mt.tensor(ids), x, scale_grad_by_freq=True),
+                       lambda x: torch.nn.functional.embedding(torch.tensor(ids), x, scale_grad_by_freq=True), [w])
+    got = mt.nn.functional.embedding(mt.tensor(ids), mt.tensor(w), None, None, 2.0, False, True)
+    np.testing.assert_array_equal(got.numpy(), w[ids])

@@ -78,7 +78,7 @@ from .loss_margin import (
 )
 from .distance import cdist, cosine_similarity, normalize, pairwise_distance
 from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
-from .view_ops import unfold_windows
+from .view_ops import as_strided, unfold_windows
 from .group_norm import group_norm, instance_norm
 from .local_response_norm import local_response_norm
 from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum

@@ -49,7 +49,7 @@ from .unary import (  # noqa: A004
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
 from .view_ops import (
     _InPlaceScatter, diagonal, index_put, movedim, narrow, reshape_as, select, swapaxes, unbind, unflatten,
-    unfold_windows, view_as
+    as_strided, unfold_windows, view_as
 )
 
 __all__ = ["METHODS", "setup_tensor"]
@@ -140,7 +140,7 @@ METHODS = {
     "index_put_": _InPlaceScatter.index_put_, "masked_scatter_": _InPlaceScatter.masked_scatter_,
     "diagonal": diagonal, "movedim": movedim, "swapaxes": swapaxes, "narrow": narrow, "select": select,
     "unbind": unbind, "unflatten": unflatten, "view_as": view_as, "reshape_as": reshape_as, "index_put": index_put,
-    "moveaxis": movedim, "swapdims": swapaxes, "unfold": unfold_windows,
+    "moveaxis": movedim, "swapdims": swapaxes, "unfold": unfold_windows, "as_strided": as_strided,
     # reorder.py
     "flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "repeat": repeat,
     "tile": _tile_method, "repeat_interleave": repeat_interleave,

@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..autograd.views import make_view
 from ..backend import get_array_module
 from ..errors import IndexOutOfRangeError, OptionError, ShapeError
+from ..kernels.scatter import scatter_add as add_at
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .autocast_policies import autocast
@@ -29,7 +30,7 @@ from .scatter import scatter, scatter_add, scatter_reduce
 from .shape import permute, reshape, view
 
 __all__ = ["diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "narrow", "select", "unbind", "unflatten",
-           "index_put", "unfold_windows"]
+           "index_put", "unfold_windows", "as_strided"]
 
 
 # ==================================================================================================
@@ -172,6 +173,86 @@ def unfold_windows(input: Tensor, dimension: int, size: int, step: int) -> Tenso
         raise ShapeError(f"unfold: maximum size for tensor at dimension {d} is {input.shape[d]} but size is {size}")
     out = Windows.apply(input, d, int(size), int(step))
     return make_view(out, input, lambda t: Windows.apply(t, d, int(size), int(step)))
+
+
+# ==================================================================================================
+# as_strided: any strided window onto a contiguous tensor's memory
+# ==================================================================================================
+
+
+def _strided_positions(size, stride, offset, xp):
+    """The flat position in the base of every element of the strided view: ``offset + Σ i_k · stride_k``."""
+    pos = xp.full(tuple(size), offset, dtype=np.int64)  # (*size)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        pos = pos + (xp.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - k - 1))
+    return pos
+
+
+class AsStrided(Function):
+    @staticmethod
+    def forward(ctx, x, size, stride, offset, overlaps):
+        xp = get_array_module(x)
+        ctx.shape, ctx.args = x.shape, (size, stride, offset, overlaps)
+        flat = x.reshape(-1)[offset:] if x.size else x.reshape(-1)  # (numel - offset,)
+        bytes_ = tuple(st * x.itemsize for st in stride)
+        if xp is np:
+            return np.lib.stride_tricks.as_strided(flat, size, bytes_, writeable=flat.flags.writeable and not overlaps)
+        return xp.lib.stride_tricks.as_strided(flat, size, bytes_)  # pragma: no cover - needs a GPU
+
+    @staticmethod
+    def backward(ctx, dy):
+        return AsStridedBackward.apply(dy, ctx.shape, *ctx.args), None, None, None, None
+
+
+class AsStridedBackward(Function):
+    """The adjoint of :class:`AsStrided` on a contiguous input (PyTorch's ``as_strided_backward``): each
+    element of ``dy`` is added at its flat position in the input; positions read twice sum."""
+
+    @staticmethod
+    def forward(ctx, dy, shape, size, stride, offset, overlaps):
+        ctx.args = (size, stride, offset, overlaps)
+        xp = get_array_module(dy)
+        dx = xp.zeros(int(np.prod(shape)), dtype=dy.dtype)  # (numel,)
+        add_at(dx, _strided_positions(size, stride, offset, xp).reshape(-1), dy.reshape(-1))
+        return dx.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, ddx):
+        return AsStrided.apply(ddx.contiguous(), *ctx.args), None, None, None, None, None
+
+
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:  # noqa: A002
+    """The view of ``input``'s memory with shape ``size``, element strides ``stride`` and first element
+    at ``storage_offset`` (``torch.as_strided``), for a contiguous tensor that owns its memory.
+
+    Element ``(i_0, .., i_k)`` is ``input.flatten()[storage_offset + Σ i_j · stride_j]``. The gradient
+    adds ``dy`` back at those positions (overlapping windows sum), as PyTorch's ``as_strided_backward``.
+    A view whose elements overlap is read-only: a write through it would hit one element twice.
+
+    Raises:
+        ShapeError: ``input`` a view or not contiguous (``.clone()`` it first: NumPy cannot say where its
+        storage starts), ``size`` and ``stride`` of different lengths, a negative size, stride or
+        offset, or a view reaching past the end of the memory.
+    """
+    size, stride = tuple(int(n) for n in size), tuple(int(st) for st in stride)
+    offset = 0 if storage_offset is None else int(storage_offset)
+    if input._base is not None or not input.is_contiguous():
+        raise ShapeError("as_strided: supported on a contiguous tensor that owns its memory (not a view); "
+                         "call .clone() first")
+    if len(size) != len(stride):
+        raise ShapeError(f"as_strided: mismatch in length of strides and shape ({len(stride)} vs {len(size)})")
+    if min(size + stride + (offset,), default=0) < 0:
+        raise ShapeError(f"as_strided: sizes, strides and storage_offset must be >= 0, got size {size}, "
+                         f"stride {stride}, storage_offset {offset}")
+    last = offset + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else offset - 1
+    if last >= input.numel() or offset > input.numel():
+        raise ShapeError(f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                         f"{offset} reach past the end of the input's {input.numel()} elements")
+    xp = get_array_module(input.array)
+    pos = _strided_positions(size, stride, offset, xp)
+    overlaps = int(xp.unique(pos).size) != pos.size
+    out = AsStrided.apply(input, size, stride, offset, overlaps)
+    return make_view(out, input, lambda t: AsStrided.apply(t, size, stride, offset, overlaps))
 
 
 # ==================================================================================================
