@@ -85,6 +85,9 @@ def test_diff_prepend_append_bool_and_errors(rng):
                        lambda x, y, z: torch.diff(x, 2, prepend=y, append=z), [a, p, q])
     np.testing.assert_array_equal(mt.diff(mt.tensor([True, False, False])).numpy(), [True, False])
     assert mt.diff(mt.tensor([1, 3, 6]), n=5).shape == (0,)
+    assert mt.diff(mt.ones(5, 5), 0, 0, mt.ones(1, 5), mt.ones(2, 5)).shape == (5, 5)  # n=0: the input, as PyTorch
+    with pytest.raises(RuntimeError, match="0 sized dimensions"):
+        mt.unique_consecutive(mt.zeros(0, 3), dim=1)
     with pytest.raises(RuntimeError, match="at least one-dimensional"):
         mt.diff(mt.tensor(1.0))
     with pytest.raises(RuntimeError, match="order must be non-negative"):
@@ -240,6 +243,9 @@ def test_softmax_dtype_where_uint8_and_cat_legacy_empty(rng):
     x = mt.tensor(rng.standard_normal((2, 3)), requires_grad=True)
     y = mt.cat([mt.tensor([], dtype=mt.float64), x, mt.tensor([])])
     assert y.shape == (2, 3) and y.dtype == mt.float64
+    e = mt.tensor([], requires_grad=True)
+    mt.cat([e, x], 1).sum().backward()
+    assert e.grad is not None and e.grad.shape == (0,)
     assert mt.cat([mt.tensor([]), mt.tensor([])]).shape == (0,)
     with pytest.raises(RuntimeError):
         mt.cat([mt.zeros(0, 3), mt.ones(2, 4)])

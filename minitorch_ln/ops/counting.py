@@ -89,7 +89,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     tuple ``(values, inverse?, counts?)`` with what was asked for.
 
     Raises:
-        IndexError: ``dim`` out of range.
+        IndexError: ``dim`` out of range. ShapeError: with ``dim``, another dim of size 0.
     """
     _need_tensor(input, "unique_consecutive")
     a = input.array
@@ -101,8 +101,11 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         values, inverse_shape = flat[starts], a.shape
     else:
         d = normalize_dim(dim, max(a.ndim, 1), "unique_consecutive")
+        if any(n == 0 for i, n in enumerate(a.shape) if i != d):
+            raise ShapeError("unique_consecutive: there are 0 sized dimensions, and they aren't selected, so unique "
+                             f"cannot be applied (shape {tuple(a.shape)}, dim {dim})")
         moved = xp.moveaxis(a.reshape(1) if a.ndim == 0 else a, d, 0)  # (L, ...)
-        rows = moved.reshape(moved.shape[0], -1)  # (L, rest)
+        rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))  # (L, rest)
         starts = xp.ones((rows.shape[0],), dtype=np.bool_)
         starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
         values, inverse_shape = xp.moveaxis(moved[starts], 0, d), (rows.shape[0],)

@@ -354,6 +354,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     if int(n) < 0:
         raise OptionError(f"diff: order must be non-negative but got {n}")
     d = normalize_dim(dim, input.ndim, "diff")
+    if int(n) == 0:  # as PyTorch: the input itself, prepend and append unused
+        return input
     parts = [input]
     for name, t in (("prepend", prepend), ("append", append)):
         if t is None:
