@@ -288,3 +288,56 @@ def test_embedding_scale_grad_by_freq_matches_torch(rng):
                        lambda x: torch.nn.functional.embedding(torch.tensor(ids), x, scale_grad_by_freq=True), [w])
     got = mt.nn.functional.embedding(mt.tensor(ids), mt.tensor(w), None, None, 2.0, False, True)
     np.testing.assert_array_equal(got.numpy(), w[ids])
+
+
+# ------------------------------------------------------------------ affine_grid, grid_sample
+
+F = mt.nn.functional
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_grid_sample_matches_torch(mode, padding_mode, align_corners, rng):
+    a, g = rng.standard_normal((2, 3, 5, 6)), rng.uniform(-1.3, 1.3, (2, 4, 3, 2))
+    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(lambda x, y: F.grid_sample(x, y, **kw), lambda x, y: torch.nn.functional.grid_sample(x, y, **kw),
+                           [a.astype(dtype), g.astype(dtype)], requires_grad=[True, mode == "bilinear"])
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_gradcheck_input_and_grid(padding_mode, rng):
+    a, g = rng.standard_normal((1, 2, 4, 5)), rng.uniform(-1.2, 1.2, (1, 3, 2, 2))
+    g = np.where(np.abs(g * 2 - np.round(g * 2)) < 0.05, g + 0.07, g)  # away from the pixel kinks
+    assert gradcheck(lambda x, y: F.grid_sample(x, y, padding_mode=padding_mode, align_corners=False),
+                     (t64(a), t64(g)))
+    gradcheck_noncontiguous(lambda x: F.grid_sample(x, mt.tensor(g), align_corners=True), [a])
+
+
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_affine_grid_matches_torch_and_identity_resamples_exactly(align_corners, rng):
+    theta = rng.standard_normal((2, 2, 3))
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners),
+                           lambda t: torch.nn.functional.affine_grid(t, (2, 3, 4, 5), align_corners), [theta.astype(dtype)])
+    assert gradcheck(lambda t: F.affine_grid(t, (2, 1, 3, 2), align_corners), (t64(theta),))
+    x = mt.tensor(rng.standard_normal((2, 3, 4, 5)))
+    eye = mt.tensor(np.tile(np.eye(2, 3), (2, 1, 1)))
+    grid = F.affine_grid(eye, (2, 3, 4, 5), align_corners)
+    np.testing.assert_allclose(F.grid_sample(x, grid, align_corners=align_corners).numpy(), x.numpy(), atol=1e-12)
+
+
+def test_grid_sample_bad_input():
+    x, g = mt.zeros(1, 1, 2, 2), mt.zeros(1, 2, 2, 2)
+    with pytest.raises(ValueError, match="mode must be 'bilinear' or 'nearest'"):
+        F.grid_sample(x, g, mode="bicubic")
+    with pytest.raises(ValueError, match="padding_mode must be"):
+        F.grid_sample(x, g, padding_mode="circular")
+    with pytest.raises(RuntimeError, match="only 4-D here"):
+        F.grid_sample(mt.zeros(1, 2, 2), g)
+    with pytest.raises(RuntimeError, match="theta of shape"):
+        F.affine_grid(mt.zeros(1, 3, 3), (1, 1, 2, 2))
+    out = F.grid_sample(mt.ones(1, 1, 2, 2), mt.tensor([[[[5.0, 5.0], [np.inf, 0.0]]]]), align_corners=False)
+    # far outside, or at infinity, with zeros padding reads 0 (PyTorch gives NaN at inf: a deliberate difference)
+    assert out.numpy().ravel().tolist() == [0.0, 0.0]

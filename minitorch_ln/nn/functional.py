@@ -30,6 +30,7 @@ from ..ops.group_norm import group_norm, instance_norm  # noqa: F401 - re-export
 from ..ops.local_response_norm import local_response_norm  # noqa: F401 - re-exported
 from ..ops.fold import fold, unfold  # noqa: F401 - re-exported
 from ..ops.interpolate import interpolate  # noqa: F401 - re-exported
+from ..ops.grid_sample import affine_grid, grid_sample  # noqa: F401 - re-exported
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported

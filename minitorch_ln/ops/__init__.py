@@ -83,6 +83,7 @@ from .group_norm import group_norm, instance_norm
 from .local_response_norm import local_response_norm
 from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum
 from .interpolate import interpolate  # noqa: F811
+from .grid_sample import affine_grid, grid_sample
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from .methods import setup_tensor
 
