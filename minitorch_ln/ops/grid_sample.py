@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import OptionError, ShapeError
 from ..tensor import Tensor
@@ -93,6 +94,20 @@ def _gather_at(flat: Tensor, iy, ix, h: int, w: int) -> Tensor:
     return vals, Tensor._from_op(inside[:, None, :])  # (N, C, P), (N, 1, P)
 
 
+class _NearestGridGrad(Function):
+    """The identity on ``out``, giving ``grid`` its zero gradient (nearest sampling is a step in the grid), as
+    PyTorch's, so that ``grid.grad`` is zeros rather than absent."""
+
+    @staticmethod
+    def forward(ctx, out, grid):
+        ctx.grid_shape = grid.shape
+        return out.copy()
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy, Tensor._from_op(get_array_module(dy.array).zeros(ctx.grid_shape, dtype=dy.dtype))
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` ``(N, C, H, W)`` at the normalized points ``grid`` ``(N, Ho, Wo, 2)`` (x, then y,
@@ -101,7 +116,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     ``mode``: ``"bilinear"`` or ``"nearest"`` (ties round half to even, as PyTorch). ``padding_mode``:
     ``"zeros"`` (outside reads 0), ``"border"`` (clip to the edge) or ``"reflection"``. ``align_corners``
     as PyTorch (None means False). Gradients with respect to ``input`` and (bilinear) ``grid``;
-    nearest gives ``grid`` no gradient (PyTorch: zeros). A non-finite grid point reads as outside the
+    nearest gives ``grid`` a zero gradient, as PyTorch. A non-finite grid point reads as outside the
     image (0 with zeros padding; PyTorch gives NaN there).
 
     Raises:
@@ -131,7 +146,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if mode == "nearest":
         with np.errstate(invalid="ignore"):  # NaN/inf coordinates: outside, read as 0
             vals, inside = _gather_at(flat, xp.round(iya).astype(np.int64), xp.round(ixa).astype(np.int64), h, w)
-        return where(inside, vals, 0.0).reshape(n, c, ho, wo)
+        return _NearestGridGrad.apply(where(inside, vals, 0.0).reshape(n, c, ho, wo), grid)
     x0, y0 = xp.floor(ixa), xp.floor(iya)  # (N, P): the top-left corner
     with np.errstate(invalid="ignore"):
         wx1, wy1 = ix - Tensor._from_op(x0), iy - Tensor._from_op(y0)  # (N, P): differentiable in the grid
