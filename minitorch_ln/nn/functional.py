@@ -30,6 +30,7 @@ from ..ops.group_norm import group_norm, instance_norm  # noqa: F401 - re-export
 from ..ops.local_response_norm import local_response_norm  # noqa: F401 - re-exported
 from ..ops.fold import fold, unfold  # noqa: F401 - re-exported
 from ..ops.interpolate import interpolate  # noqa: F401 - re-exported
+from ..ops.grid_sample import affine_grid, grid_sample  # noqa: F401 - re-exported
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
@@ -66,14 +67,15 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
-              max_norm: float | None = None, norm_type: float = 2.0) -> Tensor:
+              max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
     """Rows of ``weight`` ``(V, D)`` at integer ids ``input`` ``(*)`` → ``(*, D)`` (see ``ops.embedding``);
     ``max_norm`` renormalizes the looked-up rows of ``weight`` in place first, as PyTorch.
 
     Raises:
         IndexError: an id outside ``[0, V)``, naming the id and ``V``.
     """
-    return ops.embedding(input, weight, padding_idx, max_norm, norm_type)
+    return ops.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002

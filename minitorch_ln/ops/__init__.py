@@ -30,7 +30,9 @@ from .bitwise import (
 from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, sum, topk  # noqa: A004
 from .variance import std, var
 from .statistics import aminmax, count_nonzero, prod, std_mean, var_mean
-from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
+from .counting import bincount, isin, unique_consecutive
+from .reduction_nan import nanmean, nansum
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
 from .histogram import histc, histogram
 from .linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
@@ -80,10 +82,12 @@ from .loss_margin import (
 )
 from .distance import cdist, cosine_similarity, normalize, pairwise_distance
 from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
+from .view_ops import as_strided, unfold_windows
 from .group_norm import group_norm, instance_norm
 from .local_response_norm import local_response_norm
 from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum
 from .interpolate import interpolate  # noqa: F811
+from .grid_sample import affine_grid, grid_sample
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from .methods import setup_tensor
 

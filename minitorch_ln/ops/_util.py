@@ -231,6 +231,17 @@ def float_input(x: Tensor, op: str) -> Tensor:
     return x
 
 
+def alpha_scaled(a, b, alpha, op: str):
+    """``alpha * b`` for ``add``/``sub(..., alpha=)``; as PyTorch, a float alpha with integer operands is refused."""
+    if alpha == 1 and not isinstance(alpha, float):
+        return b
+    ints = all(not isinstance(t, Tensor) or t.dtype.kind in "biu" for t in (a, b))
+    if not isinstance(alpha, numbers.Number) or ints and not isinstance(alpha, numbers.Integral):
+        raise TypeError(f"{op}: for integral input tensors, argument alpha must not be a floating point number, "
+                        f"got alpha={alpha!r}")
+    return b * alpha
+
+
 def refuse_bool_sub(a, b) -> None:
     """Raise PyTorch's RuntimeError for ``-`` with a bool operand (a tensor or a Python bool)."""
     bools = [isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype.kind == "b") for v in (a, b)]

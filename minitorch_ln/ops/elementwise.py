@@ -19,7 +19,8 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote, refuse_bool_sub
+from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote
+from ._util import refuse_bool_sub
 from .autocast_policies import autocast
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
@@ -49,13 +50,14 @@ class Add(Function):
         return (unbroadcast(dy, ctx.shapes[0]) if need_a else None, unbroadcast(dy, ctx.shapes[1]) if need_b else None)
 
 
-def add(a, b) -> Tensor:
-    """Elementwise ``a + b``; ``da = dy``, ``db = dy`` (summed back over broadcast axes).
+def add(a, b, *, alpha=1) -> Tensor:
+    """Elementwise ``a + alpha·b``; ``da = dy``, ``db = alpha·dy`` (summed back over broadcast axes).
 
     Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
-    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
-    when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
+    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes that
+    do not broadcast, TypeError for an operand that is not a Tensor or a number or a float alpha with ints.
     """
+    b = alpha_scaled(a, b, alpha, "add")
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Add.apply(*fast)
     a, b = promote(a, b, "add")
@@ -76,14 +78,14 @@ class Sub(Function):
                 unbroadcast(-dy, ctx.shapes[1]) if need_b else None)
 
 
-def sub(a, b) -> Tensor:
-    """Elementwise ``a - b``; ``da = dy``, ``db = -dy``.
+def sub(a, b, *, alpha=1) -> Tensor:
+    """Elementwise ``a - alpha·b``; ``da = dy``, ``db = -alpha·dy``.
 
-    Shapes broadcast (e.g. ``(3, 1, 5)`` with ``(4, 5)`` → ``(3, 4, 5)``); dtypes promote as PyTorch
-    (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
-    when they do not broadcast, TypeError for an operand that is not a Tensor or a number, and
-    RuntimeError for a bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
+    Shapes broadcast and dtypes promote as for :func:`add`. Raises ValueError naming both shapes that do
+    not broadcast, TypeError for an operand that is not a Tensor or a number, and RuntimeError for a
+    bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
     """
+    b = alpha_scaled(a, b, alpha, "sub")
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Sub.apply(*fast)
     refuse_bool_sub(a, b)

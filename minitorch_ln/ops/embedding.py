@@ -19,13 +19,18 @@ from ._util import require_float
 
 class Embedding(Function):
     @staticmethod
-    def forward(ctx, ids, weight, padding_idx):
+    def forward(ctx, ids, weight, padding_idx, scale_grad_by_freq=False):
         ctx.ids, ctx.num_embeddings, ctx.padding_idx = ids, weight.shape[0], padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
         return weight[ids]  # (*ids.shape, D)
 
     @staticmethod
     def backward(ctx, dy):
-        return None, EmbeddingBackward.apply(dy, ctx.ids, ctx.num_embeddings, ctx.padding_idx), None
+        if ctx.scale_grad_by_freq:  # each occurrence's gradient divided by how often its id occurs
+            xp = get_array_module(ctx.ids)
+            counts = xp.bincount(ctx.ids.reshape(-1), minlength=ctx.num_embeddings)  # (V,)
+            dy = dy * Tensor._from_op((1.0 / counts[ctx.ids])[..., None].astype(dy.dtype))  # (*ids.shape, 1)
+        return None, EmbeddingBackward.apply(dy, ctx.ids, ctx.num_embeddings, ctx.padding_idx), None, None
 
 
 class EmbeddingBackward(Function):
@@ -63,8 +68,12 @@ def _renorm_rows_(weight: Tensor, ids, max_norm: float, norm_type: float) -> Non
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
-              max_norm: float | None = None, norm_type: float = 2.0) -> Tensor:
+              max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
     """Rows of ``weight`` ``(V, D)`` at the ids ``input`` ``(*)`` → ``(*, D)`` (``F.embedding``).
+
+    ``scale_grad_by_freq``: each lookup's gradient is divided by how often its id occurs in ``input``.
+    ``sparse=True`` is accepted and gives the same gradient values as a dense tensor (no sparse layout).
 
     ``padding_idx`` (negative counts from the end, as PyTorch): that row receives no gradient.
     ``max_norm``: first, every looked-up row whose ``norm_type``-norm exceeds it is rescaled to norm
@@ -94,4 +103,4 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         padding_idx = int(padding_idx) % vocab
     if max_norm is not None:
         _renorm_rows_(weight, input.array, float(max_norm), float(norm_type))
-    return Embedding.apply(input, weight, padding_idx)
+    return Embedding.apply(input, weight, padding_idx, bool(scale_grad_by_freq))

@@ -315,10 +315,12 @@ def cat(tensors, dim: int = 0) -> Tensor:
     of range).
     """
     tensors = _same_dtype(tensors, "cat")
-    ref = tensors[0]
+    ref = next((t for t in tensors if t.shape != (0,)), tensors[0])  # legacy empty 1-D tensors fit any shape
     d = normalize_dim(dim, ref.ndim, "cat")
     if ref.ndim == 0:
         raise ShapeError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+    if ref.shape != (0,):  # as PyTorch: each (0,) joins as an empty slab, and still gets its (empty) gradient
+        tensors = [t.reshape(ref.shape[:d] + (0,) + ref.shape[d + 1:]) if t.shape == (0,) else t for t in tensors]
     for i, t in enumerate(tensors[1:], 1):
         if t.ndim != ref.ndim or any(s != r for j, (s, r) in enumerate(zip(t.shape, ref.shape)) if j != d):
             raise ShapeError(

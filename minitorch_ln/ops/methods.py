@@ -35,7 +35,9 @@ from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, vdot
 from .random import bernoulli, bernoulli_, cauchy_, exponential_, geometric_, log_normal_, multinomial, random_
 from .reorder import _flip_method, _tile_method, fliplr, flipud, repeat, repeat_interleave, roll, rot90
 from .selection import clamp_max, clamp_min
-from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
+from .counting import bincount, unique_consecutive
+from .reduction_nan import nanmean, nansum
 from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
 from .stacking import as_split_method, dsplit, hsplit, tensor_split, vsplit
@@ -49,7 +51,7 @@ from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfin
 from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
 from .view_ops import (
     _InPlaceScatter, diagonal, index_put, movedim, narrow, reshape_as, select, swapaxes, unbind, unflatten,
-    view_as
+    as_strided, unfold_windows, view_as
 )
 
 __all__ = ["METHODS", "setup_tensor"]
@@ -119,6 +121,9 @@ METHODS = {
     "clamp_min": clamp_min, "clamp_max": clamp_max,
     # scan.py
     "cumsum": cumsum, "cumprod": cumprod, "logcumsumexp": logcumsumexp, "cummax": cummax, "cummin": cummin,
+    "diff": diff,
+    # counting.py, reduction_nan.py
+    "bincount": bincount, "unique_consecutive": unique_consecutive, "nansum": nansum, "nanmean": nanmean,
     # statistics.py
     "prod": prod, "count_nonzero": count_nonzero, "aminmax": aminmax,
     # sorting.py
@@ -142,7 +147,7 @@ METHODS = {
     "index_put_": _InPlaceScatter.index_put_, "masked_scatter_": _InPlaceScatter.masked_scatter_,
     "diagonal": diagonal, "movedim": movedim, "swapaxes": swapaxes, "narrow": narrow, "select": select,
     "unbind": unbind, "unflatten": unflatten, "view_as": view_as, "reshape_as": reshape_as, "index_put": index_put,
-    "moveaxis": movedim, "swapdims": swapaxes,
+    "moveaxis": movedim, "swapdims": swapaxes, "unfold": unfold_windows, "as_strided": as_strided,
     # reorder.py
     "flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "repeat": repeat,
     "tile": _tile_method, "repeat_interleave": repeat_interleave,

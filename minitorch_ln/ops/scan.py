@@ -15,11 +15,12 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
-from ..errors import DtypeError, OptionError
+from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
 from .autocast_policies import autocast
 from .conversion import cast
+from .indexing import cat
 
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
@@ -326,3 +327,55 @@ def cummax(input: Tensor, dim: int):
 def cummin(input: Tensor, dim: int):
     """Running minimum along ``dim``: ``(values, indices)`` as :func:`cummax` (``torch.cummin``)."""
     return _cum_extreme(input, dim, False, "cummin")
+
+
+# ==================================================================================================
+# diff: the inverse of a scan
+# ==================================================================================================
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  # noqa: A002
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim``, ``out[i] = x[i + 1] - x[i]`` applied ``n`` times
+    (``torch.diff``), after joining ``prepend`` and ``append`` to ``input`` along ``dim``.
+
+    Shape: ``input``'s with ``dim`` of size ``max(L - n, 0)``, ``L`` the joined length. Bool inputs give
+    ``x[i + 1] != x[i]`` (bool), as PyTorch; other dtypes promote with ``prepend``/``append`` as ``cat``.
+    Composed of slicing and ``sub``, so the gradient is theirs: ``dx[i] = dy[i - 1] - dy[i]`` (n = 1).
+
+    Raises:
+        ShapeError: a 0-d input, or ``prepend``/``append`` of another number of dims or of other
+        sizes off ``dim``. OptionError: ``n < 0``. TypeError: ``prepend``/``append`` not Tensors.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"diff(): expected input to be a Tensor, got {type(input).__name__}")
+    if input.ndim == 0:
+        raise ShapeError("diff expects input to be at least one-dimensional")
+    if int(n) < 0:
+        raise OptionError(f"diff: order must be non-negative but got {n}")
+    d = normalize_dim(dim, input.ndim, "diff")
+    if int(n) == 0:  # as PyTorch: the input itself, prepend and append unused
+        return input
+    parts = [input]
+    for name, t in (("prepend", prepend), ("append", append)):
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(t).__name__}")
+        if t.ndim != input.ndim:
+            raise ShapeError(f"diff expects prepend or append to be the same dimension as input, got {name} of "
+                             f"shape {tuple(t.shape)} for input of shape {tuple(input.shape)}")
+        if any(s != r for j, (s, r) in enumerate(zip(t.shape, input.shape)) if j != d):
+            raise ShapeError(f"diff expects the shape of tensor to prepend or append to match that of input "
+                             f"except along the differencing dimension; input is {tuple(input.shape)}, "
+                             f"{name} is {tuple(t.shape)}")
+        parts.insert(0 if name == "prepend" else len(parts), t)
+    x = cat(parts, d) if len(parts) > 1 else input
+    lead = (slice(None),) * d
+    for _ in range(int(n)):
+        length = x.shape[d]
+        if length == 0:
+            break
+        hi, lo = x[lead + (slice(1, length),)], x[lead + (slice(0, length - 1),)]
+        x = hi != lo if x.dtype == np.bool_ else hi - lo
+    return x

@@ -7,6 +7,7 @@ was picked (split evenly on ties of ``maximum``/``minimum``, as PyTorch).
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -199,6 +200,9 @@ def where(condition, input=_NO_ARG, other=_NO_ARG):  # noqa: A002 - PyTorch's ar
                         "as_tuple=True))")
     cond = condition.array if isinstance(condition, Tensor) else condition
     cond = cond if hasattr(cond, "dtype") and hasattr(cond, "shape") else np.asarray(cond)
+    if cond.dtype == np.uint8:  # accepted, deprecated, as PyTorch
+        warnings.warn("where received a uint8 condition tensor; use a boolean condition instead", UserWarning)
+        cond = cond.astype(np.bool_)
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: 0-d tensors on cond's device

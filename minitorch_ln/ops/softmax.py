@@ -129,14 +129,16 @@ class Softmax(Function):
 
 @autocast("softmax")
 @axis_alias
-def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """``exp(x) / Σ exp(x)`` along ``dim``; same shape and dtype as ``input``.
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
+    """``exp(x) / Σ exp(x)`` along ``dim``; same shape and dtype as ``input`` (cast to ``dtype`` first
+    when given, as PyTorch).
 
     Stable for huge logits; a row of all ``-inf`` gives zeros (PyTorch gives NaN).
 
     Raises:
         TypeError: integer input. IndexError: ``dim`` out of range.
     """
+    input = input if dtype is None else input.to(dtype)
     require_float(input, "softmax")
     dim = normalize_dim(dim, input.ndim, "softmax")
     if input.ndim == 0:  # one element (dim 0 or -1, as PyTorch): a one-entry row, 1
@@ -169,14 +171,16 @@ class LogSoftmax(Function):
 
 @autocast("log_softmax")
 @axis_alias
-def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """``x - logsumexp(x)`` along ``dim``, computed stably; same shape and dtype as ``input``.
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
+    """``x - logsumexp(x)`` along ``dim``, computed stably; same shape and dtype as ``input`` (cast to
+    ``dtype`` first when given, as PyTorch).
 
     A row of all ``-inf`` gives ``-inf`` (PyTorch gives NaN).
 
     Raises:
         TypeError: integer input. IndexError: ``dim`` out of range.
     """
+    input = input if dtype is None else input.to(dtype)
     require_float(input, "log_softmax")
     dim = normalize_dim(dim, input.ndim, "log_softmax")
     if input.ndim == 0:  # one element (dim 0 or -1, as PyTorch): a one-entry row, 0

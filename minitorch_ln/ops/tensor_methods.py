@@ -214,11 +214,11 @@ class _Methods:
 
 
     # methods forwarding to ops
-    def add(self, other):
-        return add(self, other)
+    def add(self, other, *, alpha=1):
+        return add(self, other, alpha=alpha)
 
-    def sub(self, other):
-        return sub(self, other)
+    def sub(self, other, *, alpha=1):
+        return sub(self, other, alpha=alpha)
 
     def mul(self, other):
         return mul(self, other)

@@ -1,0 +1,160 @@
+"""Spatial transformers: ``affine_grid`` and ``grid_sample`` (``F.affine_grid``, ``F.grid_sample``), 4-D inputs.
+
+Both are composed of Tensor ops (``matmul``, ``gather``, elementwise math), so their gradients with
+respect to ``theta``, ``input`` and ``grid`` are those ops' gradients: bilinear sampling is
+``Σ_corners w(ix, iy) · input[corner]``, whose weights are differentiable in the grid coordinates and
+whose gathers scatter back into the input. The coordinate maps (unnormalize, border clipping,
+reflection) follow PyTorch's ``GridSampler.h`` (``grid_sampler_compute_source_index``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..backend import get_array_module
+from ..errors import OptionError, ShapeError
+from ..tensor import Tensor
+from .matmul import matmul
+from .scatter import gather
+from .selection import clamp, where
+
+__all__ = ["affine_grid", "grid_sample"]
+
+
+def _base_coords(n: int, align_corners: bool, xp, dtype):
+    """The normalized coordinate of each of ``n`` pixel centres (``-1`` and ``1`` at the corner pixels'
+    centres with ``align_corners``, at their outer edges without)."""
+    if align_corners:
+        return xp.linspace(-1.0, 1.0, n, dtype=dtype) if n > 1 else xp.zeros(n, dtype=dtype)
+    return ((xp.arange(n, dtype=dtype) * 2 + 1) / n - 1).astype(dtype)  # (n,)
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid ``(N, H, W, 2)`` of the affine maps ``theta`` ``(N, 2, 3)`` for an output of
+    ``size = (N, C, H, W)``: ``grid[n, h, w] = theta[n] @ (x_w, y_h, 1)`` in normalized coordinates.
+
+    ``align_corners`` as PyTorch (None means False). Gradient with respect to ``theta``.
+
+    Raises:
+        ShapeError: ``theta`` not ``(N, 2, 3)`` floats matching ``size``, or ``size`` not 4 long.
+    """
+    size = tuple(int(s) for s in size)
+    if len(size) != 4:
+        raise ShapeError(f"affine_grid: only 4-D sizes (N, C, H, W) are supported here, got {size}")
+    if not isinstance(theta, Tensor) or theta.dtype.kind != "f" or tuple(theta.shape) != (size[0], 2, 3):
+        got = tuple(theta.shape) if isinstance(theta, Tensor) else type(theta).__name__
+        raise ShapeError(f"affine_grid: expected a floating theta of shape (N, 2, 3) = {(size[0], 2, 3)} for size "
+                         f"{list(size)}, got {got}")
+    n, _, h, w = size
+    xp, dt = get_array_module(theta.array), theta.dtype
+    base = xp.ones((h, w, 3), dtype=dt)  # (H, W, 3): x, y, 1
+    base[..., 0] = _base_coords(w, bool(align_corners), xp, dt)[None, :]
+    base[..., 1] = _base_coords(h, bool(align_corners), xp, dt)[:, None]
+    grid = matmul(Tensor._from_op(base.reshape(1, h * w, 3)), theta.transpose(1, 2))  # (N, H*W, 2)
+    return grid.reshape(n, h, w, 2)
+
+
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """``coord`` reflected into ``[twice_low / 2, twice_high / 2]`` (PyTorch's ``reflect_coordinates``)."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    dist = (coord - low).abs()
+    flips = np.floor(get_array_module(dist.array).asarray(dist.detach().array) / span)  # no gradient: a step
+    extra = dist - Tensor._from_op((flips * span).astype(dist.array.dtype))
+    even = Tensor._from_op(flips % 2 == 0)
+    return where(even, extra + low, span - extra + low)
+
+
+def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    ix = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        ix = clamp(ix, 0, size - 1)
+    elif padding_mode == "reflection":
+        ix = _reflect(ix, 0, 2 * (size - 1)) if align_corners else _reflect(ix, -1, 2 * size - 1)
+        ix = clamp(ix, 0, size - 1)
+    return ix
+
+
+def _gather_at(flat: Tensor, iy, ix, h: int, w: int) -> Tensor:
+    """``input[n, c, iy, ix]`` for integer arrays ``iy, ix`` ``(N, P)`` (any value where outside the image),
+    and the mask of the points inside."""
+    xp = get_array_module(flat.array)
+    inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < w)  # (N, P)
+    idx = xp.where(inside, iy * w + ix, 0).astype(np.int64)  # (N, P)
+    n, c, _ = flat.shape
+    vals = gather(flat, 2, Tensor._from_op(xp.broadcast_to(idx[:, None, :], (n, c, idx.shape[1])).copy()))
+    return vals, Tensor._from_op(inside[:, None, :])  # (N, C, P), (N, 1, P)
+
+
+class _NearestGridGrad(Function):
+    """The identity on ``out``, giving ``grid`` its zero gradient (nearest sampling is a step in the grid), as
+    PyTorch's, so that ``grid.grad`` is zeros rather than absent."""
+
+    @staticmethod
+    def forward(ctx, out, grid):
+        ctx.grid_shape = grid.shape
+        return out.copy()
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy, Tensor._from_op(get_array_module(dy.array).zeros(ctx.grid_shape, dtype=dy.dtype))
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
+                align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` ``(N, C, H, W)`` at the normalized points ``grid`` ``(N, Ho, Wo, 2)`` (x, then y,
+    in ``[-1, 1]``) → ``(N, C, Ho, Wo)``, as ``F.grid_sample``.
+
+    ``mode``: ``"bilinear"`` or ``"nearest"`` (ties round half to even, as PyTorch). ``padding_mode``:
+    ``"zeros"`` (outside reads 0), ``"border"`` (clip to the edge) or ``"reflection"``. ``align_corners``
+    as PyTorch (None means False). Gradients with respect to ``input`` and (bilinear) ``grid``;
+    nearest gives ``grid`` a zero gradient, as PyTorch. A non-finite grid point reads as outside the
+    image (0 with zeros padding; PyTorch gives NaN there).
+
+    Raises:
+        ShapeError: not 4-D, or batch sizes or the last grid dim (2) that do not fit. OptionError: another
+        mode or padding_mode. DtypeError-like TypeError: non-float input or grid.
+    """
+    if mode not in ("bilinear", "nearest"):
+        raise OptionError(f"grid_sample: mode must be 'bilinear' or 'nearest' here ('bicubic' is not supported), "
+                          f"got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise OptionError(f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, H_out, W_out, 2) with the same N "
+                         f"(only 4-D here), got {tuple(input.shape)} and {tuple(grid.shape)}")
+    if input.dtype.kind != "f" or grid.dtype != input.dtype:
+        raise TypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
+                        f"{grid.dtype}")
+    align = bool(align_corners)
+    n, c, h, w = input.shape
+    _, ho, wo, _ = grid.shape
+    xp = get_array_module(input.array)
+    g = grid.reshape(n, ho * wo, 2)  # (N, P, 2)
+    ix = _source_index(g[..., 0], w, padding_mode, align)  # (N, P)
+    iy = _source_index(g[..., 1], h, padding_mode, align)  # (N, P)
+    flat = input.reshape(n, c, h * w)  # (N, C, H*W)
+    ixa, iya = ix.detach().array, iy.detach().array
+    if mode == "nearest":
+        with np.errstate(invalid="ignore"):  # NaN/inf coordinates: outside, read as 0
+            vals, inside = _gather_at(flat, xp.round(iya).astype(np.int64), xp.round(ixa).astype(np.int64), h, w)
+        return _NearestGridGrad.apply(where(inside, vals, 0.0).reshape(n, c, ho, wo), grid)
+    x0, y0 = xp.floor(ixa), xp.floor(iya)  # (N, P): the top-left corner
+    with np.errstate(invalid="ignore"):
+        wx1, wy1 = ix - Tensor._from_op(x0), iy - Tensor._from_op(y0)  # (N, P): differentiable in the grid
+        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    out = 0
+    for yy, wy in ((y0, wy0), (y0 + 1, wy1)):
+        for xx, wx in ((x0, wx0), (x0 + 1, wx1)):
+            vals, inside = _gather_at(flat, yy, xx, h, w)
+            out = out + where(inside, vals * (wy * wx)[:, None, :], 0.0)  # (N, C, P): outside corners add 0
+    return out.reshape(n, c, ho, wo)
