@@ -10,9 +10,9 @@ from .selection import clamp, clamp_max, clamp_min, masked_fill, maximum, minimu
 from .comparison import eq, ge, gt, isfinite, isnan, le, logical_and, logical_not, logical_or, lt, ne
 from .activation import gelu, logsigmoid, mish, relu, sigmoid, silu, softplus, softsign, tanh, tanhshrink
 from .activation_piecewise import (
-    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, prelu, relu6, rrelu, selu, softmin,
-    softshrink, threshold,
+    celu, elu, glu, hardsigmoid, hardswish, hardtanh, leaky_relu, prelu, relu6, rrelu, selu, softmin,
 )
+from .activation_threshold import hardshrink, softshrink, threshold
 from .unary import (  # noqa: A004
     ceil, exp2, expm1, floor, frac, isinf, isneginf, isposinf, isreal, log1p, log2, log10, nan_to_num, reciprocal,
     round, sgn, sign, signbit, square, trunc,
@@ -33,13 +33,11 @@ from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
 from .histogram import histc, histogram
 from .linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
-from .indexing import cat, chunk, getitem, setitem_, split, stack
+from .indexing import cat, getitem, setitem_, stack
 from .grids import tril, triu
 from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
-from .index_ops import (
-    argwhere, bucketize, index_add, index_copy, index_fill, index_select, masked_scatter, masked_select, nonzero,
-    searchsorted,
-)
+from .index_ops import index_add, index_copy, index_fill, index_select, masked_scatter, masked_select
+from .searching import argwhere, bucketize, nonzero, searchsorted
 from .matmul import linear, matmul
 from .layer_norm import layer_norm
 from .rms_norm import rms_norm
@@ -63,8 +61,8 @@ from .generator import Generator, default_generator, initial_seed, manual_seed, 
 from .random import bernoulli, multinomial, normal, poisson, randperm
 from .reorder import flip, fliplr, flipud, repeat_interleave, roll, rot90, tile
 from .stacking import (
-    atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, dsplit, dstack, hsplit, hstack, row_stack,
-    tensor_split, vsplit, vstack,
+    atleast_1d, atleast_2d, atleast_3d, block_diag, chunk, column_stack, dsplit, dstack, hsplit, hstack, row_stack,
+    split, tensor_split, vsplit, vstack,
 )
 from .grids import cartesian_prod, combinations, diag, diag_embed, diagflat, meshgrid, tril_indices, triu_indices
 from .einsum import einsum
