@@ -345,17 +345,6 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
 # Tensor.prelu is in ops/methods.py; the rest are torch.nn.functional only
 
 __all__ = [
-    "ActivationDtypeError",
-    "celu",
-    "elu",
-    "glu",
-    "hardsigmoid",
-    "hardswish",
-    "hardtanh",
-    "leaky_relu",
-    "prelu",
-    "relu6",
-    "rrelu",
-    "selu",
-    "softmin",
+    "celu", "elu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "prelu", "relu6", "rrelu", "selu",
+    "softmin"
 ]

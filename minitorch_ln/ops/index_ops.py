@@ -25,6 +25,8 @@ from .conversion import cast
 from .index_checks import IndexDtypeError, check_bounds, index_array
 from .shape import broadcast_to, reshape
 
+__all__ = ["index_add", "index_copy", "index_fill", "index_select", "masked_scatter", "masked_select"]
+
 
 ShapeMismatchError = ShapeError  # minitorch_ln/errors.py
 

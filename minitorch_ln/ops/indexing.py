@@ -28,6 +28,8 @@ from .conversion import cast
 from .selection import masked_fill
 from .shape import unbroadcast, unsqueeze
 
+__all__ = ["cat", "stack"]
+
 # ==================================================================================================
 # x[index]
 # ==================================================================================================

@@ -27,6 +27,8 @@ from .loss_targets import (
 )
 from .softmax import _fused_rows, _shifted, log_softmax, softmax
 
+__all__ = ["cross_entropy", "mse_loss", "nll_loss"]
+
 
 class CrossEntropy(Function):
     """Fused ``log_softmax`` + weighted negative log likelihood (one graph node).

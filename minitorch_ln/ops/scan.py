@@ -21,6 +21,8 @@ from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis
 from .autocast_policies import autocast
 from .conversion import cast
 
+__all__ = ["cummax", "cummin", "cumprod", "cumsum", "logcumsumexp"]
+
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
 CumminResult = namedtuple("cummin", ["values", "indices"])

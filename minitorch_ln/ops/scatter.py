@@ -25,6 +25,8 @@ from .index_checks import IndexDtypeError, check_bounds, index_array
 from .selection import where
 from .shape import broadcast_to, reshape
 
+__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take", "take_along_dim"]
+
 
 def _check_shapes(op, x, dim, index, src=None):
     """PyTorch's rule: ``index.size(d) <= x.size(d)`` for ``d != dim`` and ``index.size(d) <= src.size(d)`` for all ``d``."""

@@ -12,6 +12,8 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from .index_checks import index_array
 
+__all__ = ["argwhere", "bucketize", "nonzero", "searchsorted"]
+
 # ==================================================================================================
 # nonzero, argwhere, searchsorted, bucketize (integer results, no gradient)
 # ==================================================================================================

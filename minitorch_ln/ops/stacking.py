@@ -26,6 +26,11 @@ from .conversion import cast
 from .indexing import GetItem, Split, cat
 from .shape import reshape, unsqueeze
 
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "chunk", "column_stack", "dsplit", "dstack", "hsplit",
+    "hstack", "row_stack", "split", "tensor_split", "vsplit", "vstack"
+]
+
 
 def _tensor_list(tensors, op: str, allow_empty: bool = False) -> list:
     """``tensors`` (a list or tuple of Tensors) as a list; TypeError / ShapeError naming what came."""
