@@ -217,13 +217,6 @@ class Tensor(TensorProtocols):
             raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
         return backend.to_device(self.array, "cpu")
 
-    def __array__(self, dtype=None, copy=None):
-        if self.requires_grad:  # as PyTorch: NumPy would drop the gradient without a word
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead (np.asarray(t) and NumPy functions of t convert it the same way).")
-        arr = backend.to_device(self.array, "cpu")
-        return arr.astype(dtype) if dtype is not None else arr
-
     def _bump_version(self) -> None:
         """Mark an in-place change of this tensor's memory: every copy saved for backward before it (of
         this tensor, its base or a view sharing the counter) is now stale, and backward says so. The one
@@ -321,11 +314,6 @@ class Tensor(TensorProtocols):
 
     def __delitem__(self, index):
         raise TypeError("Tensor does not support deleting items")
-
-    def __index__(self) -> int:
-        if self.dtype.kind not in "iu" or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
 
     __hash__ = object.__hash__
 

@@ -1,6 +1,7 @@
-"""The Python and array protocols of :class:`~minitorch_ln.tensor.Tensor` beyond arithmetic: copying
-(``copy.deepcopy``), pickling, DLPack (``np.from_dlpack(t)``), CUDA's array interface and NumPy's ufunc
-wrapping (``np.sin(t)`` gives a tensor), each as PyTorch's Tensor does it.
+"""The Python and array protocols of :class:`~minitorch_ln.tensor.Tensor` beyond arithmetic: NumPy's
+conversion (``np.asarray(t)``), ``operator.index``, copying (``copy.deepcopy``), pickling, DLPack
+(``np.from_dlpack(t)``), CUDA's array interface and NumPy's ufunc wrapping (``np.sin(t)`` gives a
+tensor), each as PyTorch's Tensor does it.
 
 ``Tensor`` inherits them from :class:`TensorProtocols`; this module knows arrays and the backend only.
 """
@@ -18,6 +19,18 @@ class TensorProtocols:
     """Mixin of :class:`Tensor` (``self`` is the Tensor)."""
 
     _tensor_class = None  # set by tensor.py: the class a ufunc's result is wrapped in
+
+    def __array__(self, dtype=None, copy=None):
+        if self.requires_grad:  # as PyTorch: NumPy would drop the gradient without a word
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead (np.asarray(t) and NumPy functions of t convert it the same way).")
+        arr = backend.to_device(self.array, "cpu")
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # a NumPy ufunc applied to a tensor (``np.sin(t)``) gives a tensor back, as in PyTorch

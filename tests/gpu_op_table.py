@@ -32,6 +32,7 @@ grids, index_ops, ldec, lops = _ops("grids"), _ops("index_ops"), _ops("linalg_de
 lmar, lreg, norms, padding = _ops("loss_margin"), _ops("loss_regression"), _ops("linalg_norms"), _ops("padding")
 pooling, products, reorder, scan = _ops("pooling"), _ops("products"), _ops("reorder"), _ops("scan")
 scatter, sorting, stacking, stats = _ops("scatter"), _ops("sorting"), _ops("stacking"), _ops("statistics")
+searching, actt = _ops("searching"), _ops("activation_threshold")
 unary, unary_trig, view_ops = _ops("unary"), _ops("unary_trig"), _ops("view_ops")
 
 
@@ -301,9 +302,9 @@ OPS += [
     Op("relu6", actp.relu6, lambda a: _tf().relu6(a), inputs(uniform(-8, 8, 4, 3))),
     Op("hardsigmoid", actp.hardsigmoid, lambda a: _tf().hardsigmoid(a), inputs(uniform(-5, 5, 4, 3))),
     Op("hardswish", actp.hardswish, lambda a: _tf().hardswish(a), inputs(uniform(-5, 5, 4, 3))),
-    Op("threshold", lambda a: actp.threshold(a, 0.2, -1.0), lambda a: _tf().threshold(a, 0.2, -1.0), inputs(normal(4, 3))),
-    Op("softshrink", actp.softshrink, lambda a: _tf().softshrink(a), inputs(normal(4, 3))),
-    Op("hardshrink", actp.hardshrink, lambda a: _tf().hardshrink(a), inputs(normal(4, 3))),
+    Op("threshold", lambda a: actt.threshold(a, 0.2, -1.0), lambda a: _tf().threshold(a, 0.2, -1.0), inputs(normal(4, 3))),
+    Op("softshrink", actt.softshrink, lambda a: _tf().softshrink(a), inputs(normal(4, 3))),
+    Op("hardshrink", actt.hardshrink, lambda a: _tf().hardshrink(a), inputs(normal(4, 3))),
     Op("glu", lambda a: actp.glu(a, 0), lambda a: _tf().glu(a, 0), inputs(normal(4, 3))),
     Op("softmin", lambda a: actp.softmin(a, 1), lambda a: _tf().softmin(a, 1), inputs(normal(4, 3))),
     # scan.py
@@ -637,19 +638,19 @@ FORWARD_ONLY += [
     Op("count_nonzero", lambda a: stats.count_nonzero(a, 1), lambda a: _torch().count_nonzero(a, 1), inputs(ints(3, 4, 6))),
     Op("prod_int", lambda a: stats.prod(a, 0), lambda a: a.prod(0), inputs(ints(4, 3, 5))),
     Op("aminmax_int", lambda a: tuple(stats.aminmax(a)), lambda a: tuple(_torch().aminmax(a)), inputs(ints(50, 3, 5))),
-    # index_ops.py
-    Op("nonzero", index_ops.nonzero, lambda a: a.nonzero(), inputs(ints(2, 3, 4))),
-    Op("nonzero_tuple", lambda a: tuple(index_ops.nonzero(a, as_tuple=True)), lambda a: a.nonzero(as_tuple=True),
+    # searching.py
+    Op("nonzero", searching.nonzero, lambda a: a.nonzero(), inputs(ints(2, 3, 4))),
+    Op("nonzero_tuple", lambda a: tuple(searching.nonzero(a, as_tuple=True)), lambda a: a.nonzero(as_tuple=True),
        inputs(ints(2, 3, 4))),
-    Op("argwhere", index_ops.argwhere, lambda a: _torch().argwhere(a), inputs(mask(3, 4))),
-    Op("searchsorted", lambda s, v: index_ops.searchsorted(s, v), lambda s, v: _torch().searchsorted(s, v),
+    Op("argwhere", searching.argwhere, lambda a: _torch().argwhere(a), inputs(mask(3, 4))),
+    Op("searchsorted", lambda s, v: searching.searchsorted(s, v), lambda s, v: _torch().searchsorted(s, v),
        inputs(sorted_normal(3, 6), normal(3, 4))),
-    Op("searchsorted_right_int32", lambda s, v: index_ops.searchsorted(s, v, right=True, out_int32=True),
+    Op("searchsorted_right_int32", lambda s, v: searching.searchsorted(s, v, right=True, out_int32=True),
        lambda s, v: _torch().searchsorted(s, v, right=True, out_int32=True),
        inputs(lambda rng, dt: np.sort(rng.integers(0, 5, 8)), ints(6, 5))),
-    Op("bucketize", lambda v, b: index_ops.bucketize(v, b), lambda v, b: _torch().bucketize(v, b),
+    Op("bucketize", lambda v, b: searching.bucketize(v, b), lambda v, b: _torch().bucketize(v, b),
        inputs(normal(3, 4), sorted_normal(5))),
-    Op("bucketize_right", lambda v, b: index_ops.bucketize(v, b, right=True), lambda v, b: _torch().bucketize(v, b, right=True),
+    Op("bucketize_right", lambda v, b: searching.bucketize(v, b, right=True), lambda v, b: _torch().bucketize(v, b, right=True),
        inputs(ints(6, 3, 4), lambda rng, dt: np.arange(0, 6, 2))),
     Op("masked_select_int", index_ops.masked_select, lambda a, m: a.masked_select(m), inputs(ints(9, 3, 4), mask(4))),
     # grids.py

@@ -19,7 +19,7 @@ LAYERS = [
     ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
     ("ops", ["ops", "linalg", "special"]),
     ("nn", ["nn"]),
-    ("optim", ["optim", "amp"]),
+    ("optim", ["optim", "amp", "grad_scaler"]),
     ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),
     ("diagnostics", ["diagnostics"]),
     ("apps", ["apps", "__main__", "run"]),
@@ -138,4 +138,4 @@ def test_the_checker_finds_a_cycle_and_an_upward_import():
 @pytest.mark.parametrize("path", sorted(PKG.rglob("*.py")), ids=lambda p: str(p.relative_to(PKG)))
 def test_no_module_over_about_400_lines(path):
     n = len(path.read_text().splitlines())
-    assert n <= 430, f"{path.relative_to(PKG)} has {n} lines; split it (DESIGN.md: about 400 at most)"
+    assert n <= 400, f"{path.relative_to(PKG)} has {n} lines; split it (DESIGN.md: about 400 at most)"

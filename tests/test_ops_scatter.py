@@ -18,17 +18,14 @@ from minitorch_ln.kernels.scatter import (
     segment_reduce_at,
 )
 from minitorch_ln.ops.index_ops import (
-    argwhere,
-    bucketize,
     index_add,
     index_copy,
     index_fill,
     index_select,
     masked_scatter,
     masked_select,
-    nonzero,
-    searchsorted,
 )
+from minitorch_ln.ops.searching import argwhere, bucketize, nonzero, searchsorted
 from minitorch_ln.ops.scatter import (
     gather,
     scatter,

@@ -1,94 +1,58 @@
 """Differentiable ops, one module per family. Each op is a ``Function`` followed by the function that
 applies it; importing this package also attaches ``Tensor``'s operators and methods, every one listed in
 ``methods.py``.
+
+The ``torch.*`` ops are the names in each op module's ``__all__``: the loop below gathers them into this
+namespace and into ``__all__``, which the package root takes as they are (``minitorch_ln.abs`` is
+``ops.elementwise.abs``). A new op is listed once, in its own module (docs/custom_op.md, section 6).
 """
 
-from .conversion import cast, clone, to_device
-from .shape import broadcast_to, expand, flatten, permute, reshape, squeeze, sum_to, transpose, unbroadcast, unsqueeze, view
-from .elementwise import abs, add, div, erf, exp, log, mul, neg, pow, rsqrt, sqrt, sub  # noqa: A004
-from .selection import clamp, clamp_max, clamp_min, masked_fill, maximum, minimum, where
-from .comparison import eq, ge, gt, isfinite, isnan, le, logical_and, logical_not, logical_or, lt, ne
-from .activation import gelu, logsigmoid, mish, relu, sigmoid, silu, softplus, softsign, tanh, tanhshrink
-from .activation_piecewise import (
-    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, prelu, relu6, rrelu, selu, softmin,
-    softshrink, threshold,
+from . import (  # the op modules, each with its ``__all__``
+    conversion, shape, elementwise, selection, comparison, activation, activation_piecewise, activation_threshold,
+    unary, unary_trig, binary, division, bitwise, reduction, variance, statistics, scan, sorting, histogram,
+    linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
+    loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
+    products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
+    special_fns, counting, reduction_nan,
 )
-from .unary import (  # noqa: A004
-    ceil, exp2, expm1, floor, frac, isinf, isneginf, isposinf, isreal, log1p, log2, log10, nan_to_num, reciprocal,
-    round, sgn, sign, signbit, square, trunc,
+
+_OP_MODULES = (
+    conversion, shape, elementwise, selection, comparison, activation, activation_piecewise, activation_threshold,
+    unary, unary_trig, binary, division, bitwise, reduction, variance, statistics, scan, sorting, histogram,
+    linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
+    loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
+    products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
+    special_fns, counting, reduction_nan,
 )
-from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cos, cosh, erfc, erfinv, sin, sinh, tan
-from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
-from .binary import (
-    allclose, atan2, copysign, equal, float_power, fmax, fmin, heaviside, hypot, isclose, lerp, logaddexp, logaddexp2,
-    xlogy,
-)
-from .division import div_rounding, floor_divide, fmod, remainder, true_divide
-from .bitwise import (
-    bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, logical_xor,
-)
-from .reduction import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, sum, topk  # noqa: A004
-from .variance import std, var
-from .statistics import aminmax, count_nonzero, prod, std_mean, var_mean
-from .scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
-from .counting import bincount, isin, unique_consecutive
-from .reduction_nan import nanmean, nansum
-from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
-from .histogram import histc, histogram
-from .linalg_norms import linalg_matrix_norm, linalg_vector_norm, norm
-from .indexing import cat, chunk, getitem, setitem_, split, stack
-from .grids import tril, triu
-from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
-from .index_ops import (
-    argwhere, bucketize, index_add, index_copy, index_fill, index_select, masked_scatter, masked_select, nonzero,
-    searchsorted,
-)
-from .matmul import linear, matmul
-from .layer_norm import layer_norm
-from .rms_norm import rms_norm
-from .batch_norm import batch_norm
-from .softmax import log_softmax, softmax
-from .loss import cross_entropy, mse_loss, nll_loss
-from .embedding import embedding
-from .dropout import dropout
-from .attention import scaled_dot_product_attention
-from .convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d
-from .padding import pad
-from .pooling import (
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
-    max_pool1d, max_pool2d,
-)
-from .creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones, ones_like, rand,
-    rand_like, randint, randint_like, randn, randn_like, zeros, zeros_like,
-)
-from .generator import Generator, default_generator, initial_seed, manual_seed, seed
-from .random import bernoulli, multinomial, normal, poisson, randperm
-from .reorder import flip, fliplr, flipud, repeat_interleave, roll, rot90, tile
-from .stacking import (
-    atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, dsplit, dstack, hsplit, hstack, row_stack,
-    tensor_split, vsplit, vstack,
-)
-from .grids import cartesian_prod, combinations, diag, diag_embed, diagflat, meshgrid, tril_indices, triu_indices
-from .einsum import einsum
-from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, tensordot, vdot
-from .products import outer as ger
-from .linalg_ops import inv as inverse
-from .linalg_decomp import det, slogdet
-from .loss_regression import gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss
-from .loss_margin import (
-    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, margin_ranking_loss, one_hot,
-    soft_margin_loss, triplet_margin_loss,
-)
-from .distance import cdist, cosine_similarity, normalize, pairwise_distance
-from .view_ops import diagonal, index_put, movedim, moveaxis, narrow, select, swapaxes, swapdims, unbind, unflatten
-from .view_ops import as_strided, unfold_windows
-from .group_norm import group_norm, instance_norm
-from .local_response_norm import local_response_norm
-from .fold import fold, unfold  # noqa: F811 - the functions shadow the submodules' names here, as scatter/einsum
-from .interpolate import interpolate  # noqa: F811
-from .grid_sample import affine_grid, grid_sample
-from .pixel_shuffle import pixel_shuffle, pixel_unshuffle
-from .methods import setup_tensor
+
+__all__ = []
+for _module in _OP_MODULES:
+    for _name in _module.__all__:
+        assert _name not in __all__, f"{_name} is listed in two op modules' __all__"
+        globals()[_name] = getattr(_module, _name)
+    __all__ += _module.__all__
+del _module, _name
+
+# torch.* names that are not their module's own ``__all__``: two old aliases, and the random generator's names
+# (generator.py's ``__all__`` lists torch.random's, a larger set)
+from .generator import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: E402
+from .linalg_ops import inv as inverse  # noqa: E402
+from .products import outer as ger  # noqa: E402
+
+__all__ += ["Generator", "default_generator", "initial_seed", "manual_seed", "seed", "inverse", "ger"]
+
+# Not torch.* names (not in ``__all__``, so not in the package root): building blocks the layers above
+# import from here, and ops that are torch.nn.functional's only
+from .conversion import cast, to_device  # noqa: E402
+from .division import div_rounding  # noqa: E402
+from .grid_sample import affine_grid, grid_sample  # noqa: E402
+from .view_ops import unfold_windows  # noqa: E402 - Tensor.unfold (ops.unfold is F.unfold)
+from .fold import fold, unfold  # noqa: E402, F811 - the functions shadow the submodules' names here, as scatter/einsum
+from .indexing import getitem, setitem_  # noqa: E402
+from .interpolate import interpolate  # noqa: E402, F811
+from .linalg_norms import linalg_matrix_norm, linalg_vector_norm  # noqa: E402
+from .local_response_norm import local_response_norm  # noqa: E402
+from .shape import sum_to, unbroadcast  # noqa: E402
+from .methods import setup_tensor  # noqa: E402
 
 setup_tensor()  # every Tensor method and operator, listed in ops/methods.py

@@ -377,4 +377,4 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     return Tanhshrink.apply(_check(input, "tanhshrink", ints="float"))
 
 
-__all__ = ["ActivationDtypeError", "tanh", "sigmoid", "relu", "gelu", "logsigmoid", "mish", "silu", "softplus", "softsign", "tanhshrink"]
+__all__ = ["gelu", "logsigmoid", "mish", "relu", "sigmoid", "silu", "softplus", "softsign", "tanh", "tanhshrink"]

@@ -1,5 +1,5 @@
-"""Piecewise-defined activations (the ELU family, leaky and parametric ReLU, the hard* functions,
-thresholds and shrinkage) and those taken along a dim (``glu``, ``softmin``).
+"""Piecewise-defined activations (the ELU family, leaky and parametric ReLU, the hard* functions)
+and those taken along a dim (``glu``, ``softmin``); thresholds and shrinkage: activation_threshold.py.
 
 The conventions of ``ops/activation.py`` (kinks as PyTorch, limits at infinities, dtypes) hold here.
 """
@@ -265,71 +265,6 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 # ==================================================================================================
-# Thresholding: threshold, softshrink, hardshrink
-# ==================================================================================================
-
-
-class Threshold(Function):
-    @staticmethod
-    def forward(ctx, x, threshold, value):
-        xp = get_array_module(x)
-        below = x <= threshold
-        ctx.keep = ~below
-        return xp.where(below, xp.asarray(value).astype(x.dtype), x)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy * _const(ctx.keep, dy.dtype), None, None
-
-
-def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
-    """``x`` where ``x > threshold``, else ``value`` (cast to the input's dtype): ``(*)`` → ``(*)``.
-
-    Integer inputs keep their dtype. ``dx = dy`` where ``x > threshold``, else 0 (0 at the threshold).
-    """
-    if isinstance(input, Tensor) and input.dtype == np.bool_:
-        raise ActivationDtypeError("threshold: bool tensors are not supported; expected a float or integer tensor")
-    x = _check(input, "threshold", ints="keep")
-    return Threshold.apply(x, _number(threshold, "threshold", "threshold"), _number(value, "value", "threshold"))
-
-
-class Shrink(Function):
-    """Zero where ``|x| <= lambd``; elsewhere ``x - shift·sign(x)`` (``shift = lambd`` soft, 0 hard)."""
-
-    @staticmethod
-    def forward(ctx, x, lambd, soft):
-        xp = get_array_module(x)
-        zero = (x >= -lambd) & (x <= lambd)  # PyTorch's test: a NaN is not zeroed
-        ctx.keep = ~zero
-        shifted = xp.where(x > lambd, x - x.dtype.type(lambd), x + x.dtype.type(lambd)) if soft else x
-        return xp.where(zero, x.dtype.type(0), shifted)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy * _const(ctx.keep, dy.dtype), None, None
-
-
-def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
-    """``x - lambd`` if ``x > lambd``, ``x + lambd`` if ``x < -lambd``, else 0: ``(*)`` → ``(*)``.
-
-    ``dx = dy`` where ``|x| > lambd``, 0 at ``±lambd``. Raises RuntimeError for ``lambd < 0``.
-    """
-    x = _check(input, "softshrink")
-    lambd = _number(lambd, "lambd", "softshrink")
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}")
-    return Shrink.apply(x, lambd, True)
-
-
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
-    """``x`` where ``|x| > lambd``, else 0: ``(*)`` → ``(*)``; ``dx = dy`` where kept, 0 at ``±lambd``.
-
-    A negative ``lambd`` zeroes nothing (as PyTorch).
-    """
-    return Shrink.apply(_check(input, "hardshrink"), _number(lambd, "lambd", "hardshrink"), False)
-
-
-# ==================================================================================================
 # Along a dim: glu, softmin
 # ==================================================================================================
 
@@ -407,23 +342,9 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return softmax(-x, dim)
 
 
-# Tensor.prelu and Tensor.hardshrink are in ops/methods.py; the rest are torch.nn.functional only
+# Tensor.prelu is in ops/methods.py; the rest are torch.nn.functional only
 
 __all__ = [
-    "ActivationDtypeError",
-    "celu",
-    "elu",
-    "glu",
-    "hardshrink",
-    "hardsigmoid",
-    "hardswish",
-    "hardtanh",
-    "leaky_relu",
-    "prelu",
-    "relu6",
-    "rrelu",
-    "selu",
-    "softmin",
-    "softshrink",
-    "threshold",
+    "celu", "elu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "prelu", "relu6", "rrelu", "selu",
+    "softmin"
 ]

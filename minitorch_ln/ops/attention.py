@@ -35,6 +35,8 @@ from .conversion import cast
 from .dropout import dropout_noise
 from .shape import sum_to_array, unbroadcast
 
+__all__ = ["scaled_dot_product_attention"]
+
 
 # ==================================================================================================
 # Masks

@@ -18,7 +18,7 @@ from ..errors import DtypeError
 from ..tensor import Tensor
 from .normalization_common import check_eps, check_input, check_param, stat_cast
 
-__all__ = ["batch_norm", "batch_norm_composed", "batch_norm_backward_composed"]
+__all__ = ["batch_norm"]
 
 
 #

@@ -26,6 +26,11 @@ from .conversion import cast
 from .selection import where
 from .shape import unbroadcast
 
+__all__ = [
+    "allclose", "atan2", "copysign", "equal", "float_power", "fmax", "fmin", "heaviside", "hypot", "isclose",
+    "lerp", "logaddexp", "logaddexp2", "xlogy"
+]
+
 _LN2 = math.log(2.0)
 
 

@@ -16,6 +16,11 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
 
+__all__ = [
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "logical_xor"
+]
+
 
 def _int_operands(a, b, op: str, kinds: str):
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):

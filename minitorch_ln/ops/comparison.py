@@ -16,6 +16,8 @@ from ..tensor import Tensor
 from ._util import broadcast_shape, keepdims_alias, normalize_dims, promote
 from .conversion import cast
 
+__all__ = ["eq", "ge", "gt", "isfinite", "isnan", "le", "logical_and", "logical_not", "logical_or", "lt", "ne"]
+
 
 def _widen(t, n):
     """``t`` as int64 when it is a small-integer tensor and ``n`` a Python int outside its range."""

@@ -8,6 +8,8 @@ from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
 
+__all__ = ["clone"]
+
 
 class Cast(Function):
     @staticmethod

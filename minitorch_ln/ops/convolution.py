@@ -24,6 +24,8 @@ from ..tensor import Tensor
 from ._util import require_float
 from .autocast_policies import autocast
 
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+
 
 ConvDtypeError = DtypeError  # minitorch_ln/errors.py
 

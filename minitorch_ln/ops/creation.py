@@ -18,6 +18,12 @@ from .. import backend, random_torch
 from ..tensor import Tensor
 from .generator import rng_for
 
+__all__ = [
+    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace", "logspace",
+    "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
+    "zeros_like"
+]
+
 
 def _shape_arg(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):

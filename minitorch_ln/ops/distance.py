@@ -22,6 +22,8 @@ from .autocast_policies import autocast
 from .loss_regression import check_tensors, clamp_min_straight_through
 from .shape import broadcast_to, unsqueeze
 
+__all__ = ["cdist", "cosine_similarity", "normalize", "pairwise_distance"]
+
 
 def _p(p, op, allow_negative=True):
     if not isinstance(p, numbers.Real) or isinstance(p, bool):

@@ -11,6 +11,8 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from .shape import unbroadcast
 
+__all__ = ["floor_divide", "fmod", "remainder", "true_divide"]
+
 _LN2 = math.log(2.0)
 from .binary import OptionError, _calm, _check_int_divisor, _operands, _zeros
 

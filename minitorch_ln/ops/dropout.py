@@ -13,6 +13,8 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import require_float
 
+__all__ = ["dropout"]
+
 
 class Dropout(Function):
     @staticmethod

@@ -28,6 +28,8 @@ from ._util import promote
 from .autocast_policies import autocast
 from .shape import reshape
 
+__all__ = ["einsum"]
+
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order: A-Z before a-z
 
 

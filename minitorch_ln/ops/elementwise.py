@@ -25,6 +25,8 @@ from .autocast_policies import autocast
 from .conversion import cast
 from .shape import broadcast_to, unbroadcast
 
+__all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
+
 
 def _tensor(x, ref: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):

@@ -16,6 +16,8 @@ from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from ._util import require_float
 
+__all__ = ["embedding"]
+
 
 class Embedding(Function):
     @staticmethod

@@ -23,6 +23,11 @@ from ..tensor import Tensor
 from .indexing import stack
 from .shape import broadcast_to, reshape
 
+__all__ = [
+    "cartesian_prod", "combinations", "diag", "diag_embed", "diagflat", "meshgrid", "tril", "tril_indices", "triu",
+    "triu_indices"
+]
+
 
 def _need_tensor(x, op: str) -> None:
     if not isinstance(x, Tensor):

@@ -35,7 +35,7 @@ from .autocast_policies import autocast
 from .batch_norm import batch_norm
 from .normalization_common import check_eps, check_input, check_param, stat_cast
 
-__all__ = ["group_norm", "instance_norm", "group_norm_composed", "group_norm_backward_composed"]
+__all__ = ["group_norm", "instance_norm"]
 
 
 def _ncl(a):

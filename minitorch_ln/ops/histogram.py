@@ -19,7 +19,7 @@ import numpy as np
 from ..backend import get_array_module
 from ..tensor import Tensor
 
-__all__ = ["histc", "histogram", "HistogramResult"]
+__all__ = ["histc", "histogram"]
 
 HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])  # torch.return_types.histogram
 

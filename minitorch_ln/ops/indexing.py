@@ -1,4 +1,4 @@
-"""Indexing and joining: ``x[index]``, ``x[index] = v``, ``cat``, ``stack``, ``split``, ``chunk``, ``triu``, ``tril``.
+"""Indexing and joining: ``x[index]``, ``x[index] = v``, ``cat``, ``stack`` (``split``, ``chunk``: stacking.py).
 
 ``x[index]`` gathers; its backward is the adjoint, a scatter-*add* into zeros of ``x``'s shape, so
 an element picked twice (``x[[0, 0]]``) receives both gradients (``kernels.scatter.scatter_add``; a plain
@@ -27,6 +27,8 @@ from .autocast_policies import autocast
 from .conversion import cast
 from .selection import masked_fill
 from .shape import unbroadcast, unsqueeze
+
+__all__ = ["cat", "stack"]
 
 # ==================================================================================================
 # x[index]
@@ -276,7 +278,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
 
 
 # ==================================================================================================
-# cat, stack, split, chunk
+# cat, stack (and Split, the adjoint of Cat)
 # ==================================================================================================
 
 
@@ -360,47 +362,3 @@ class Split(Function):
     @staticmethod
     def backward(ctx, *dys):
         return Cat.apply(*dys, dim=ctx.dim), None, None
-
-
-def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    """Split along ``dim`` into pieces of ``split_size_or_sections`` (the last may be smaller) or of the listed sizes.
-
-    Returns a tuple of Tensors, each a view of ``tensor`` (its memory and version counter; an
-    in-place op on a piece rewrites ``tensor``'s history, which PyTorch refuses but the math allows).
-    Raises ValueError when ``split_size`` is not positive and ShapeError when listed sizes do not
-    sum to the dimension's size.
-    """
-    d = normalize_dim(dim, tensor.ndim, "split")
-    n = tensor.shape[d]
-    if isinstance(split_size_or_sections, numbers.Integral):
-        step = int(split_size_or_sections)
-        if step <= 0:
-            raise ValueError(f"split: split_size must be a positive integer, got {step}")
-        sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if any(s < 0 for s in sizes) or sum(sizes) != n:
-            raise ShapeError(
-                f"split: sizes {sizes} must be non-negative and sum to {n}, the size of dimension {d} of "
-                f"shape {tuple(tensor.shape)}"
-            )
-    if len(sizes) == 1:
-        return (tensor,)
-    pieces = Split.apply(tensor, sizes, d)
-    start = 0
-    for p, size in zip(pieces, sizes):  # the pieces are views of the input, as in PyTorch
-        index = (slice(None),) * d + (slice(start, start + size),)
-        make_view(p, tensor, lambda t, index=index: GetItem.apply(t, index, True))
-        start += size
-    return pieces
-
-
-@axis_alias
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
-    """Split into ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (fewer when that covers it, as PyTorch)."""
-    if not isinstance(chunks, numbers.Integral) or chunks <= 0:
-        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
-    d = normalize_dim(dim, input.ndim, "chunk")
-    n = input.shape[d]
-    step = max(-(-n // chunks), 1)
-    return split(input, step, d)

@@ -39,7 +39,7 @@ from ..tensor import Tensor
 from .autocast_policies import wrap as autocast_wrap
 from .normalization_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
 
-__all__ = ["layer_norm", "layer_norm_composed", "layer_norm_backward_composed"]
+__all__ = ["layer_norm"]
 
 
 class NativeLayerNorm(Function):

@@ -38,6 +38,8 @@ from .einsum import einsum
 from .linalg_ops import check_matrix, eye_mask, inv, lapack, solve
 from .selection import where
 
+__all__ = ["det", "slogdet"]
+
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])

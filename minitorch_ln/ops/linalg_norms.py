@@ -25,6 +25,8 @@ from .selection import where
 from .scan import DtypeError, OptionError, axis_alias
 from .shape import broadcast_to, permute, reshape, unsqueeze
 
+__all__ = ["norm"]
+
 
 def _keep_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))

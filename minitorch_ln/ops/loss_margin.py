@@ -29,6 +29,11 @@ from .distance import pairwise_distance
 from .loss_regression import check_tensors, reduce_loss, resolve_reduction
 from .selection import minimum, where
 
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "margin_ranking_loss",
+    "one_hot", "soft_margin_loss", "triplet_margin_loss"
+]
+
 _BCE_EPS = 1e-12  # PyTorch's EPSILON in binary_cross_entropy_backward
 
 

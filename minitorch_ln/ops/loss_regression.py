@@ -27,6 +27,8 @@ from .autocast_policies import autocast
 from .selection import clamp, where
 from .shape import unbroadcast, unsqueeze
 
+__all__ = ["gaussian_nll_loss", "huber_loss", "kl_div", "l1_loss", "poisson_nll_loss", "smooth_l1_loss"]
+
 _REDUCTIONS = ("none", "mean", "sum")
 
 

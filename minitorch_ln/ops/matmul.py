@@ -20,6 +20,8 @@ from .autocast_policies import autocast
 from .shape import unbroadcast
 from .shape import reshape, transpose, unsqueeze, squeeze
 
+__all__ = ["linear", "matmul"]
+
 
 class MatMul(Function):
     """``a @ b`` for operands with at least 2 dimensions."""

@@ -10,7 +10,8 @@ and ``inplace.py`` (``_InPlace``); everything else is the op function itself or 
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .activation_piecewise import hardshrink, prelu
+from .activation_piecewise import prelu
+from .activation_threshold import hardshrink
 from .binary import (
     allclose, atan2, copysign, equal, float_power, fmax, fmin, heaviside, hypot, isclose, lerp, logaddexp,
     logaddexp2, xlogy
@@ -24,9 +25,7 @@ from .dtype_ops import byte, char, short, type, type_as  # noqa: A004
 from .elementwise import add, div, mul, sub
 from .grids import diag, diag_embed, diagflat
 from .histogram import histc, histogram
-from .index_ops import (
-    argwhere, index_add, index_copy, index_fill, index_select, masked_scatter, masked_select, nonzero
-)
+from .index_ops import index_add, index_copy, index_fill, index_select, masked_scatter, masked_select
 from .inplace import _InPlace
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
@@ -39,6 +38,7 @@ from .scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from .counting import bincount, unique_consecutive
 from .reduction_nan import nanmean, nansum
 from .scatter import gather, scatter, scatter_add, scatter_reduce, take, take_along_dim
+from .searching import argwhere, nonzero
 from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, quantile, sort, unique
 from .stacking import as_split_method, dsplit, hsplit, tensor_split, vsplit
 from .statistics import aminmax, count_nonzero, prod
@@ -116,7 +116,9 @@ METHODS = {
     "__rlshift__": lambda self, other: bitwise_left_shift(other, self), "__rshift__": bitwise_right_shift,
     "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
     # activation_piecewise.py
-    "prelu": prelu, "hardshrink": hardshrink,
+    "prelu": prelu,
+    # activation_threshold.py
+    "hardshrink": hardshrink,
     # selection.py (clamp, maximum, minimum, masked_fill are forwarded in tensor_methods.py)
     "clamp_min": clamp_min, "clamp_max": clamp_max,
     # scan.py
@@ -161,7 +163,9 @@ METHODS = {
     "take": take, "take_along_dim": take_along_dim,
     # index_ops.py
     "index_select": index_select, "index_add": index_add, "index_copy": index_copy, "index_fill": index_fill,
-    "masked_select": masked_select, "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere,
+    "masked_select": masked_select, "masked_scatter": masked_scatter,
+    # searching.py
+    "nonzero": nonzero, "argwhere": argwhere,
     # dtype_ops.py
     "type": type, "type_as": type_as, "short": short, "byte": byte, "char": char,
     # creation.py

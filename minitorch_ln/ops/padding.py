@@ -20,6 +20,8 @@ from ..tensor import Tensor
 from .autocast_policies import autocast
 from .interpolate import AxisTaps
 
+__all__ = ["pad"]
+
 
 class PadConstant(Function):
     """``y = x`` surrounded by ``value``; ``pads`` ``((lo, hi), ...)`` per axis, all ``≥ 0``."""

@@ -18,6 +18,8 @@ from ..autograd.function import Function
 from ..errors import ShapeError
 from ..tensor import Tensor
 
+__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+
 
 # ================================================================================ array forms
 def _shuffle(x, r):

@@ -23,6 +23,11 @@ from ..tensor import Tensor
 from ._util import require_float
 from .convolution import ntuple
 
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d",
+    "avg_pool2d", "max_pool1d", "max_pool2d"
+]
+
 
 # ================================================================================ Functions
 class GatherFlat(Function):

@@ -21,6 +21,8 @@ from .einsum import _LETTERS, einsum
 from .selection import where
 from .shape import reshape
 
+__all__ = ["addmm", "baddbmm", "bmm", "cross", "dot", "kron", "mm", "mv", "outer", "tensordot", "vdot"]
+
 
 def _need_tensors(op, **named):
     for name, t in named.items():

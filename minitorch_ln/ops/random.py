@@ -29,7 +29,7 @@ from ..tensor import Tensor
 from .creation import _check_int_range, zeros
 from .generator import rng_for
 
-__all__ = ["normal", "bernoulli", "poisson", "multinomial", "randperm"]
+__all__ = ["bernoulli", "multinomial", "normal", "poisson", "randperm"]
 
 
 class Sampled(Function):

@@ -27,6 +27,8 @@ from .indexing import GetItem
 from .selection import maximum, minimum
 from .shape import broadcast_to, reshape
 
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "logsumexp", "max", "mean", "min", "sum", "topk"]
+
 
 def _keepdim_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))

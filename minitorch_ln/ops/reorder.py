@@ -24,6 +24,8 @@ from ..tensor import Tensor
 from ._util import axis_alias
 from .shape import reshape
 
+__all__ = ["flip", "fliplr", "flipud", "repeat_interleave", "roll", "rot90", "tile"]
+
 # ==================================================================================================
 # Argument checks
 # ==================================================================================================

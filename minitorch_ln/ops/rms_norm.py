@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .normalization_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
 
-__all__ = ["rms_norm", "rms_norm_composed", "rms_norm_backward_composed"]
+__all__ = ["rms_norm"]
 
 
 class RMSNorm(Function):

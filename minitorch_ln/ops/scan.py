@@ -22,6 +22,8 @@ from .autocast_policies import autocast
 from .conversion import cast
 from .indexing import cat
 
+__all__ = ["cummax", "cummin", "cumprod", "cumsum", "diff", "logcumsumexp"]
+
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
 CumminResult = namedtuple("cummin", ["values", "indices"])

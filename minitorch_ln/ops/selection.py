@@ -18,6 +18,8 @@ from ..tensor import Tensor
 from ._util import broadcast_shape, promote
 from .shape import unbroadcast
 
+__all__ = ["clamp", "clamp_max", "clamp_min", "masked_fill", "maximum", "minimum", "where"]
+
 
 class Maximum(Function):
     """Elementwise max (min with ``is_max=False``). On ties the gradient is split evenly between both inputs

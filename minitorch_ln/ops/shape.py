@@ -21,6 +21,8 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, normalize_dims
 
+__all__ = ["broadcast_to", "expand", "flatten", "permute", "reshape", "squeeze", "transpose", "unsqueeze", "view"]
+
 
 def _views_memory_of(out, x) -> bool:
     """Whether the array ``out`` (a reshape of ``x``) views ``x``'s memory rather than a copy."""

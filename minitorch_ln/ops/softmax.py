@@ -26,6 +26,8 @@ from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float
 from .autocast_policies import autocast
 
+__all__ = ["log_softmax", "softmax"]
+
 # ==================================================================================================
 # softmax, log_softmax
 # ==================================================================================================

@@ -22,6 +22,8 @@ from .selection import where
 from .scan import DtypeError, OptionError, _scan_arrays, axis_alias, take_along
 from .shape import permute, reshape, squeeze, unsqueeze
 
+__all__ = ["argsort", "kthvalue", "median", "mode", "msort", "nanmedian", "quantile", "sort", "unique"]
+
 SortResult = namedtuple("sort", ["values", "indices"])
 MedianResult = namedtuple("median", ["values", "indices"])
 NanmedianResult = namedtuple("nanmedian", ["values", "indices"])

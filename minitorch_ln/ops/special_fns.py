@@ -32,6 +32,9 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+# the torch.* names (the rest are torch.special's only: minitorch_ln/special.py)
+__all__ = ["digamma", "i0", "lgamma", "logit", "mvlgamma", "polygamma", "sinc"]
+
 def _scipy(name):
     return staticmethod(lambda x: _special(name, x))
 

@@ -1,5 +1,6 @@
 """Stacking and splitting helpers: ``atleast_1d/2d/3d``, ``hstack``, ``vstack``/``row_stack``, ``dstack``,
-``column_stack``, ``block_diag``, ``tensor_split``, ``hsplit``, ``vsplit``, ``dsplit`` (NumPy's names).
+``column_stack``, ``block_diag``, ``tensor_split``, ``hsplit``, ``vsplit``, ``dsplit`` (NumPy's names), and
+``split``, ``chunk`` (PyTorch's, views through indexing.py's ``Split``).
 
 All are compositions: the stacks reshape each input to enough dims and call ``cat``; the splits
 return slices ``x[.., a:b, ..]`` (views of ``x`` once indexing returns views), so their gradients are
@@ -17,12 +18,18 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..autograd.views import make_view
 from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
-from ._util import axis_alias
+from ._util import axis_alias, normalize_dim
 from .conversion import cast
-from .indexing import cat
+from .indexing import GetItem, Split, cat
 from .shape import reshape, unsqueeze
+
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "chunk", "column_stack", "dsplit", "dstack", "hsplit",
+    "hstack", "row_stack", "split", "tensor_split", "vsplit", "vstack"
+]
 
 
 def _tensor_list(tensors, op: str, allow_empty: bool = False) -> list:
@@ -302,3 +309,52 @@ def as_split_method(fn):
     split_method.__name__ = fn.__name__
     split_method.__doc__ = fn.__doc__
     return split_method
+
+
+# ==================================================================================================
+# split, chunk (views of the input)
+# ==================================================================================================
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Split along ``dim`` into pieces of ``split_size_or_sections`` (the last may be smaller) or of the listed sizes.
+
+    Returns a tuple of Tensors, each a view of ``tensor`` (its memory and version counter; an
+    in-place op on a piece rewrites ``tensor``'s history, which PyTorch refuses but the math allows).
+    Raises ValueError when ``split_size`` is not positive and ShapeError when listed sizes do not
+    sum to the dimension's size.
+    """
+    d = normalize_dim(dim, tensor.ndim, "split")
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, numbers.Integral):
+        step = int(split_size_or_sections)
+        if step <= 0:
+            raise ValueError(f"split: split_size must be a positive integer, got {step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ShapeError(
+                f"split: sizes {sizes} must be non-negative and sum to {n}, the size of dimension {d} of "
+                f"shape {tuple(tensor.shape)}"
+            )
+    if len(sizes) == 1:
+        return (tensor,)
+    pieces = Split.apply(tensor, sizes, d)
+    start = 0
+    for p, size in zip(pieces, sizes):  # the pieces are views of the input, as in PyTorch
+        index = (slice(None),) * d + (slice(start, start + size),)
+        make_view(p, tensor, lambda t, index=index: GetItem.apply(t, index, True))
+        start += size
+    return pieces
+
+
+@axis_alias
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
+    """Split into ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (fewer when that covers it, as PyTorch)."""
+    if not isinstance(chunks, numbers.Integral) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
+    d = normalize_dim(dim, input.ndim, "chunk")
+    n = input.shape[d]
+    step = max(-(-n // chunks), 1)
+    return split(input, step, d)

@@ -19,6 +19,8 @@ from .conversion import cast
 from .scan import DtypeError, axis_alias, cumprod
 from .shape import reshape
 
+__all__ = ["aminmax", "count_nonzero", "prod", "std_mean", "var_mean"]
+
 AminmaxResult = namedtuple("aminmax", ["min", "max"])
 
 

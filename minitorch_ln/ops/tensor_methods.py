@@ -21,7 +21,8 @@ from .conversion import cast, clone, to_device
 from .elementwise import abs, add, div, exp, log, mul, neg, pow, rsqrt, sqrt, sub  # noqa: A004
 from .unary_trig import cos, sin
 from .grids import tril, triu
-from .indexing import chunk, getitem, setitem_, split
+from .indexing import getitem, setitem_
+from .stacking import chunk, split
 from .view_ops import unbind
 from .matmul import matmul
 from .reduction import (  # noqa: A004 - PyTorch's names

@@ -22,6 +22,11 @@ from ..tensor import Tensor
 from .autocast_policies import autocast
 from .conversion import cast
 
+__all__ = [
+    "ceil", "exp2", "expm1", "floor", "frac", "isinf", "isneginf", "isposinf", "isreal", "log10", "log1p", "log2",
+    "nan_to_num", "reciprocal", "round", "sgn", "sign", "signbit", "square", "trunc"
+]
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
 

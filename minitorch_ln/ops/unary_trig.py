@@ -13,6 +13,8 @@ from ..tensor import Tensor
 from ._util import float_input
 from .autocast_policies import autocast
 
+__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erfc", "erfinv", "sin", "sinh", "tan"]
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
 from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc

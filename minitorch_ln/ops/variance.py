@@ -19,7 +19,7 @@ from .reduction import _acc, _count, _dim_alias, _keepdim_shape, mean
 from .selection import where
 from .shape import reshape
 
-__all__ = ["var", "std"]
+__all__ = ["std", "var"]
 
 
 def _correction(unbiased, correction, op) -> float:

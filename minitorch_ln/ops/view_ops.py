@@ -29,8 +29,10 @@ from .index_ops import index_add, index_copy, index_fill, masked_scatter
 from .scatter import scatter, scatter_add, scatter_reduce
 from .shape import permute, reshape, view
 
-__all__ = ["diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "narrow", "select", "unbind", "unflatten",
-           "index_put", "unfold_windows", "as_strided"]
+__all__ = [
+    "diagonal", "index_put", "moveaxis", "movedim", "narrow", "select", "swapaxes", "swapdims", "unbind",
+    "unflatten", "as_strided"
+]
 
 
 # ==================================================================================================
