@@ -54,6 +54,8 @@ ROOT_NAMES = [
 ]
 
 OPS_NAMES = [
+    # F.affine_grid/F.grid_sample and Tensor.unfold's function: building blocks, not torch.* names
+    "affine_grid", "grid_sample", "unfold_windows",
     "Generator", "abs", "acos", "acosh", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "add", "addmm", "all", "allclose", "amax", "amin", "aminmax", "any", "arange", "argmax",
     "argmin", "argsort", "argwhere", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d",

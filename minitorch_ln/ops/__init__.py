@@ -13,7 +13,7 @@ from . import (  # the op modules, each with its ``__all__``
     linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
-    special_fns, counting, reduction_nan,
+    special_fns, counting, reduction_nan, strided_views,
 )
 
 _OP_MODULES = (
@@ -22,7 +22,7 @@ _OP_MODULES = (
     linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
-    special_fns, counting, reduction_nan,
+    special_fns, counting, reduction_nan, strided_views,
 )
 
 __all__ = []
@@ -46,7 +46,7 @@ __all__ += ["Generator", "default_generator", "initial_seed", "manual_seed", "se
 from .conversion import cast, to_device  # noqa: E402
 from .division import div_rounding  # noqa: E402
 from .grid_sample import affine_grid, grid_sample  # noqa: E402
-from .view_ops import unfold_windows  # noqa: E402 - Tensor.unfold (ops.unfold is F.unfold)
+from .strided_views import unfold_windows  # noqa: E402 - Tensor.unfold (ops.unfold is F.unfold)
 from .fold import fold, unfold  # noqa: E402, F811 - the functions shadow the submodules' names here, as scatter/einsum
 from .indexing import getitem, setitem_  # noqa: E402
 from .interpolate import interpolate  # noqa: E402, F811

@@ -49,9 +49,10 @@ from .unary import (  # noqa: A004
 )
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
 from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
+from .strided_views import as_strided, unfold_windows
 from .view_ops import (
     _InPlaceScatter, diagonal, index_put, movedim, narrow, reshape_as, select, swapaxes, unbind, unflatten,
-    as_strided, unfold_windows, view_as
+    view_as
 )
 
 __all__ = ["METHODS", "setup_tensor"]

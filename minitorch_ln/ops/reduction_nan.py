@@ -17,7 +17,7 @@ from .comparison import isnan
 from .reduction import sum  # noqa: A004 - PyTorch's name
 from .selection import where
 
-__all__ = ["nansum", "nanmean"]
+__all__ = ["nanmean", "nansum"]
 
 
 def _need_tensor(x, op: str) -> None:
