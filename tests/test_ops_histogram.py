@@ -123,3 +123,13 @@ def test_bad_weight_and_bins_type():
         mt.histc(x, 2.5)
     with pytest.raises(TypeError, match="must be Tensor"):
         mt.histc([1.0, 2.0])
+
+
+def test_histogram_of_an_empty_tensor_has_torchs_edges():
+    # found by the op-database walk (sample 160): with no range, an empty input's edges span [0, 1] in
+    # PyTorch ([0, 1/3, 2/3, 1] for 3 bins); they were [-0.5, 0.5] here, the widening of an equal-valued range
+    for shape, bins in (((0,), 3), ((5, 0, 5), 1)):
+        ours = mt.histogram(mt.zeros(shape, dtype=mt.float64), bins)
+        theirs = torch.histogram(torch.zeros(shape, dtype=torch.float64), bins)
+        np.testing.assert_array_equal(ours.bin_edges.numpy(), theirs.bin_edges.numpy())
+        np.testing.assert_array_equal(ours.hist.numpy(), theirs.hist.numpy())

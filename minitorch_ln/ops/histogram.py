@@ -147,7 +147,7 @@ def histogram(input: Tensor, bins=100, *, range=None, weight=None, density: bool
                 raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} "
                                    "for dimension 0")
         else:
-            lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
+            lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 1.0)  # empty: [0, 1], as PyTorch
         lo, hi = _data_range(a, lo, hi, 0.5)
         edges = _edges(xp, lo, hi, n, a.dtype)  # (B + 1,)
         pos = _linear_bins(a, lo, hi, n)
