@@ -7,6 +7,7 @@ The package's root ``__init__.py`` gathers the public names of every layer and i
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -139,3 +140,13 @@ def test_the_checker_finds_a_cycle_and_an_upward_import():
 def test_no_module_over_about_400_lines(path):
     n = len(path.read_text().splitlines())
     assert n <= 400, f"{path.relative_to(PKG)} has {n} lines; split it (DESIGN.md: about 400 at most)"
+
+
+def test_version_counters_change_only_through_bump_version():
+    # one Tensor method marks an in-place change (Tensor._bump_version); a hand bump elsewhere is how a
+    # merged branch slipped one past review (ops/embedding.py's max_norm renorm)
+    pattern = re.compile(r"_version\[0\]\s*(\+=|=)")
+    hand = [f"{p.relative_to(PKG)}:{i}" for p in sorted(PKG.rglob("*.py"))
+            if p.name != "tensor.py" and "autograd" not in p.parts
+            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not hand, f"version counters bumped by hand (use Tensor._bump_version()): {hand}"

@@ -66,7 +66,7 @@ def _renorm_rows_(weight: Tensor, ids, max_norm: float, norm_type: float) -> Non
     norms = xp.linalg.norm(w[rows].astype(xp.float64), ord=norm_type, axis=1)  # (U,)
     over = norms > max_norm
     w[rows[over]] *= (max_norm / (norms[over] + 1e-7)).astype(w.dtype)[:, None]
-    weight._version[0] += 1  # changed in place: a graph that saved the old rows refuses to backward
+    weight._bump_version()  # changed in place: a graph that saved the old rows refuses to backward
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
