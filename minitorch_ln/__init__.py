@@ -15,8 +15,11 @@ for _name in ops.__all__:
     globals()[_name] = getattr(ops, _name)
 del _name
 
-from .ops import div_rounding as div  # noqa: E402 - div(a, b, rounding_mode=None), as torch.div (not ops.div)
-from .ops import div_rounding as divide  # noqa: E402
+from .ops import div_rounding as _div_rounding  # noqa: E402 - div(a, b, rounding_mode=None), as torch.div (not ops.div)
+from .ops.out_variants import with_out as _with_out  # noqa: E402
+
+div = _with_out(_div_rounding, "div")
+divide = _with_out(_div_rounding, "divide")
 from .tensor import Tensor, tensor  # noqa: E402
 from .size import Size  # noqa: E402
 from .tensor_str import set_printoptions  # noqa: E402

@@ -17,3 +17,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
            "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot",
            "vector_norm"]
+
+from .ops.out_variants import add_out  # noqa: E402
+
+add_out(globals(), __all__, "linalg")  # every torch.linalg function takes out= (ops/out_variants.py)

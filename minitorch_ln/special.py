@@ -43,3 +43,7 @@ __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "cheby
            "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1",
            "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
            "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+
+from .ops.out_variants import add_out  # noqa: E402
+
+add_out(globals(), __all__, "special")  # every torch.special function takes out= (ops/out_variants.py)

@@ -13,7 +13,7 @@ from . import (  # the op modules, each with its ``__all__``
     linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
-    special_fns, counting, reduction_nan, strided_views,
+    special_fns, counting, reduction_nan, strided_views, out_variants, aliases,
 )
 
 _OP_MODULES = (
@@ -22,7 +22,7 @@ _OP_MODULES = (
     linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
-    special_fns, counting, reduction_nan, strided_views,
+    special_fns, counting, reduction_nan, strided_views, aliases,
 )
 
 __all__ = []
@@ -30,6 +30,8 @@ for _module in _OP_MODULES:
     for _name in _module.__all__:
         assert _name not in __all__, f"{_name} is listed in two op modules' __all__"
         globals()[_name] = getattr(_module, _name)
+        if _name in out_variants.OUT_NAMES:  # PyTorch's out= keyword, added in one place
+            globals()[_name] = out_variants.with_out(globals()[_name], _name)
     __all__ += _module.__all__
 del _module, _name
 

@@ -146,6 +146,8 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 class ReLU(Function):
+    torch_name = "Relu"  # PyTorch records ReluBackward0
+
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)

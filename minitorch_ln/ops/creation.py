@@ -74,10 +74,24 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(lambda xp, s, d: xp.eye(n, m, dtype=d), (), dtype, device, requires_grad)
 
 
+def _check_range(start, end, step) -> None:
+    """PyTorch's refusals of ``arange``: a zero step, an infinite or NaN bound, a step pointing away from
+    ``end`` (each a RuntimeError naming the values; NumPy would divide by zero or return an empty range)."""
+    vals = [float(v.item() if isinstance(v, Tensor) else v) for v in (start, end, step)]
+    if not all(np.isfinite(vals)):
+        raise RuntimeError(f"arange: unsupported range: {vals[0]} -> {vals[1]} (bounds and step must be finite)")
+    if vals[2] == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign (start={vals[0]}, "
+                           f"end={vals[1]}, step={vals[2]})")
+
+
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments, else float32."""
     if end is None:
         start, end = 0, start
+    _check_range(start, end, step)
     if dtype is None:
         is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = np.int64 if is_int else backend.default_float_dtype()

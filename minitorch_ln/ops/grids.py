@@ -284,7 +284,15 @@ class Triangle(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        return Triangle.apply(dy, ctx.diagonal, ctx.upper), None, None
+        return (Triu if ctx.upper else Tril).apply(dy, ctx.diagonal, ctx.upper), None, None
+
+
+class Tril(Triangle):
+    """``tril``: recorded as PyTorch's ``TrilBackward0``."""
+
+
+class Triu(Triangle):
+    """``triu``: recorded as PyTorch's ``TriuBackward0``."""
 
 
 def _triangle(x: Tensor, diagonal, upper):
@@ -293,7 +301,7 @@ def _triangle(x: Tensor, diagonal, upper):
         raise ValueError(f"{name}: expected a tensor with at least 2 dimensions, got shape {tuple(x.shape)}")
     if not isinstance(diagonal, numbers.Integral):
         raise TypeError(f"{name}: diagonal must be an int, got {diagonal!r}")
-    return Triangle.apply(x, int(diagonal), upper)
+    return (Triu if upper else Tril).apply(x, int(diagonal), upper)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002

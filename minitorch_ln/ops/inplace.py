@@ -58,6 +58,11 @@ class _InPlace:
             _check_result_dtype(what, result.dtype, self.dtype)
             if result.dtype != self.dtype:  # the op's output, as the target stores it
                 result = cast(result, self.dtype)
+            if old.requires_grad and not result._requires_grad:
+                # new values that do not depend differentiably on the old ones (``y.lt_(0)``, ``y.copy_(c)``):
+                # the old history gets a zero gradient, as PyTorch's LtBackward gives; without this node the
+                # tensor would keep its old grad_fn and backward would pass gradients through it unchanged
+                result = where(self._everywhere(), result, old)
             _snapshot_saved(result, old)
         else:
             result = result_fn(self.detach())
@@ -104,8 +109,10 @@ class _InPlace:
     def mul_(self, other):
         return self._inplace("mul_", lambda s: mul(s, other))
 
-    def div_(self, other):
-        return self._inplace("div_", lambda s: div(s, other))
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self._inplace("div_", lambda s: div(s, other))
+        return self._inplace("div_", lambda s: s.div(other, rounding_mode=rounding_mode))
 
     def floor_divide_(self, other):
         return self._inplace("floor_divide_", lambda s: floor_divide(s, other))

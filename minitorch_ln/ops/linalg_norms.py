@@ -4,7 +4,7 @@
 negative orders) so that ``Σ |x|^p`` neither overflows nor underflows, and float16 accumulates in
 float32; its backward follows PyTorch's ``norm_backward``, with the gradient 0 where the norm is 0.
 Matrix norms are compositions: 1/inf norms are a max of vector 1-norms, 2/-2/'nuc' use singular
-values (:class:`SingularValues`).
+values (``linalg_decomp.SVDVals``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from ._util import normalize_dims
 from .autocast_policies import autocast
 from .conversion import cast
+from .linalg_decomp import SVDVals
 from .selection import where
 from .scan import DtypeError, OptionError, axis_alias
 from .shape import broadcast_to, permute, reshape, unsqueeze
@@ -133,26 +134,6 @@ def linalg_vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dty
     return VectorNorm.apply(x, float(ord), axes, keepdim)
 
 
-class SingularValues(Function):
-    """The singular values ``s`` of each matrix in the last two dims, descending: ``(..., k)``.
-
-    ``dA = U · diag(ds) · Vᴴ`` (distinct singular values). ``U`` and ``V`` are kept as constants,
-    so this gradient is exact but not itself differentiable (second order is not supported).
-    """
-
-    @staticmethod
-    def forward(ctx, a):
-        xp = get_array_module(a)
-        u, s, vh = xp.linalg.svd(a, full_matrices=False)  # (..., m, k), (..., k), (..., k, n)
-        ctx.u, ctx.vh = u, vh
-        return s
-
-    @staticmethod
-    def backward(ctx, ds):
-        u, vh = Tensor._from_op(ctx.u), Tensor._from_op(ctx.vh)
-        return (u * unsqueeze(ds, -2)) @ vh  # (..., m, n)
-
-
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
@@ -162,8 +143,9 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
 
     ``'fro'``: ``sqrt(Σ a²)``; ``'nuc'``: the sum of singular values; ``2``/``-2``: the largest/
     smallest singular value; ``1``/``-1``: the max/min column sum of ``|a|``; ``inf``/``-inf``: the
-    max/min row sum. The SVD-based orders ('nuc', ±2) are differentiable once (see
-    :class:`SingularValues`).
+    max/min row sum. The SVD-based orders ('nuc', ±2) differentiate through ``linalg.svdvals``
+    (``linalg_decomp.SVDVals``), whose backward recomputes the SVD in Tensor ops, so second
+    derivatives are right too.
 
     Raises:
         RuntimeError: ``A`` with fewer than 2 dims, ``dim`` not two distinct dims. ValueError (also a
@@ -186,7 +168,7 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
         return linalg_vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
         rest = [d for d in range(A.ndim) if d not in (d0, d1)]
-        s = SingularValues.apply(permute(A, (*rest, d0, d1)))  # (*rest, k)
+        s = SVDVals.apply(permute(A, (*rest, d0, d1)))  # (*rest, k), twice differentiable
         out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))  # (*rest)
         if keepdim:
             for d in sorted((d0, d1)):

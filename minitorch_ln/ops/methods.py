@@ -27,8 +27,10 @@ from .grids import diag, diag_embed, diagflat
 from .histogram import histc, histogram
 from .index_ops import index_add, index_copy, index_fill, index_select, masked_scatter, masked_select
 from .inplace import _InPlace
+from .inplace_variants import inplace_methods
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
+from .method_aliases import FUNCTION_METHODS, OTHER_METHODS
 from .linalg_norms import norm
 from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, vdot
 from .random import bernoulli, bernoulli_, cauchy_, exponential_, geometric_, log_normal_, multinomial, random_
@@ -192,6 +194,10 @@ METHODS = {
     "clamp_": _InPlace.clamp_, "masked_fill_": _InPlace.masked_fill_, "_everywhere": _InPlace._everywhere,
     "copy_": _InPlace.copy_, "fill_": _InPlace.fill_, "zero_": _InPlace.zero_, "uniform_": _InPlace.uniform_,
     "normal_": _InPlace.normal_,
+    # method_aliases.py: x.isnan(), x.eq(y), x.where(c, y), x.multiply(y), ...; x.stride(), x.element_size(), ...
+    **FUNCTION_METHODS, **OTHER_METHODS,
+    # inplace_variants.py: x.sin_(), x.clamp_min_(0), x.lt_(y), x.tril_(), ... (the method run through _inplace)
+    **inplace_methods(),
 }
 
 

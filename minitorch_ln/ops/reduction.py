@@ -194,6 +194,8 @@ def _select(x: Tensor, idx, axis: int, keepdim: bool) -> Tensor:
 
 
 def _max_min(x, dim, keepdim, largest, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
         return maximum(x, dim) if largest else minimum(x, dim)
     if dim is None:

@@ -143,6 +143,8 @@ def _scan_input(input, dim, dtype, op):
 class CumSum(Function):
     """``y_i = Σ_{j<=i} x_j`` (or ``Σ_{j>=i}`` with ``reverse``); the gradient is the scan the other way."""
 
+    torch_name = "Cumsum"  # PyTorch records CumsumBackward0
+
     @staticmethod
     def forward(ctx, x, axis, reverse):
         xp = get_array_module(x)

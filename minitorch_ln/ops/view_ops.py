@@ -148,8 +148,13 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:  # noqa: A002
     Raises:
         IndexOutOfRangeError: ``start`` outside ``[-size, size]`` or ``start + length`` past the end.
     """
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, input.ndim, "narrow")
     size = input.shape[d]
+    if isinstance(start, Tensor) and (start.ndim != 0 or start.dtype.kind not in "iu"):
+        raise RuntimeError(f"narrow(): start must be an 0-dim integral Tensor, got shape {tuple(start.shape)} "
+                           f"{start.dtype}")
     start = int(start.item() if isinstance(start, Tensor) else start)
     if not -size <= start <= size:
         raise IndexOutOfRangeError(f"narrow: start ({start}) is out of bounds for dimension {dim} of size {size}")
