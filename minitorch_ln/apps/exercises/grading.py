@@ -184,6 +184,8 @@ class GradeReport:
         lines = [f"exercise {ex.name}: {ex.signature}"]
         if self.error and not self.rows:
             lines.append(f"  ERROR: {self.error}")
+            if self.error_output:
+                lines.append(f"WRONG: {self.error_output}")
             lines.append("RESULT: wrong" + (f": {self.error_output}" if self.error_output else "") + " (exit 1)")
             return "\n".join(lines)
         lines.append(f"  {'case':<18} {'output':<8} {'dtype':<8} {'err vs project':>14} {'rel_error':>10} "
@@ -263,26 +265,35 @@ def _grade(ex, fn, seed, fd):
 def _diagnose(ex, report, answers, refs) -> None:
     tols = {(r["case"], r["output"]): r["tol"] for r in report.rows}
     for o in report.wrong:
-        if ex.terms is not None:
-            per_case = [ex.terms(case.inputs).get(o) for case, _ in answers]
+        # the fit runs over the cases of the first case's shape: a factor such as D is one number there
+        same = [(c, g) for c, g in answers if g[o].shape == answers[0][1][o].shape] if answers else []
+        if ex.terms is not None and same:
+            per_case = [ex.terms(case.inputs).get(o) for case, _ in same]
             if all(t is not None for t in per_case):
                 labels = list(per_case[0])
                 hints = {}
                 if ex.hints is not None:
-                    for case, _ in answers:
+                    for case, _ in same:
                         hints.update(ex.hints(case.inputs))
-                fit = fit_terms([got[o] for _, got in answers], {k: [t[k] for t in per_case] for k in labels},
+                fit = fit_terms([got[o] for _, got in same], {k: [t[k] for t in per_case] for k in labels},
                                 tol=1e-6, hints=hints)
                 report.diagnoses.setdefault(o, []).append(fit.describe())
         for m in ex.mistakes:
-            matched = True
-            for (case, got), ref in zip(answers, refs):
-                wrong = m.fn(case.inputs).get(o)
-                if wrong is None:
-                    matched = False
-                    break
-                if normwise_error(got[o], wrong) > max(tols[(case.label, o)], 1e-6):
-                    matched = False
-                    break
-            if matched:
+            if _matches(m, o, answers, tols):
                 report.mistakes.setdefault(o, []).append(m.name)
+
+
+def _matches(mistake, o, answers, tols) -> bool:
+    """Whether the student's ``o`` equals the mistake's on every case where both are finite (at least one)."""
+    compared = 0
+    for case, got in answers:
+        with np.errstate(all="ignore"):
+            wrong = mistake.fn(case.inputs).get(o)
+        if wrong is None:
+            return False
+        if not (np.isfinite(wrong).all() and np.isfinite(got[o]).all()):
+            continue
+        if normwise_error(got[o], wrong) > max(tols[(case.label, o)], 1e-6):
+            return False
+        compared += 1
+    return compared > 0

@@ -85,6 +85,7 @@ def norm_stats(x, axis, eps, unbiased=False, eps_outside=False):
     """``(mean, rstd)`` over ``axis`` (kept), as the normalization exercises' forward computes them."""
     mean = x.mean(axis=axis, keepdims=True)
     n = np.prod([x.shape[a] for a in np.atleast_1d(axis)])
-    var = ((x - mean) ** 2).sum(axis=axis, keepdims=True) / (max(n - 1, 1) if unbiased else n)
-    rstd = 1.0 / (np.sqrt(var) + eps) if eps_outside else 1.0 / np.sqrt(var + eps)
+    with np.errstate(all="ignore"):  # the unbiased variance of one value is 0/0, as np.var(ddof=1) has it
+        var = ((x - mean) ** 2).sum(axis=axis, keepdims=True) / (n - 1 if unbiased else n)
+        rstd = 1.0 / (np.sqrt(var) + eps) if eps_outside else 1.0 / np.sqrt(var + eps)
     return mean, rstd
