@@ -95,7 +95,7 @@ def _model(rng):
     def loss(op, P):
         return op({"logits": tensor(X) @ P["w"] + P["b"], "target": tensor(T)})
 
-    return TrainModel(params, loss, lr=3e-2)
+    return TrainModel(params, loss, lr=0.2)
 
 
 EXERCISE = Exercise(

@@ -82,7 +82,7 @@ def _model(rng):
     def loss(op, P):
         return mse_loss(op({"indices": tensor(idx), "weight": P["weight"]}) @ P["w"], tensor(Y))
 
-    return TrainModel(params, loss)
+    return TrainModel(params, loss, lr=0.01)
 
 
 EXERCISE = Exercise(

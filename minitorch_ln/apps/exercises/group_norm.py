@@ -76,7 +76,7 @@ def _model(rng):
               "w2": normal(rng, (8, 3), std=0.3)}
 
     def loss(op, P):
-        h = (tensor(X).transpose(1, 2) @ P["w1"]).transpose(1, 2)                              # (32, 8, 4)
+        h = (tensor(X).transpose(1, 2) @ P["w1"]).transpose(1, 2).tanh()  # (32, 8, 4); tanh: see layer_norm.py
         z = op({"x": h, "num_groups": 2, "weight": P["weight"], "bias": P["bias"], "eps": 1e-5})  # (32, 8, 4)
         return mse_loss(z.tanh().mean(2) @ P["w2"], tensor(Y))
 

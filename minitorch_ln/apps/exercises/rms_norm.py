@@ -103,7 +103,7 @@ def _model(rng):
     params = {"w1": normal(rng, (8, 16), std=0.5), "weight": np.ones(16), "w2": normal(rng, (16, 4), std=0.3)}
 
     def loss(op, P):
-        z = op({"x": tensor(X) @ P["w1"], "weight": P["weight"], "eps": 1e-6})   # (64, 16)
+        z = op({"x": (tensor(X) @ P["w1"]).tanh(), "weight": P["weight"], "eps": 1e-6})   # (64, 16)
         return mse_loss(z @ P["w2"], tensor(Y))
 
     return TrainModel(params, loss)
