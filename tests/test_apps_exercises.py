@@ -2,16 +2,12 @@
 the term, correct solutions in other styles raise no false alarm, and the CLI / Python entry points work.
 The other nine exercises' planted mistakes are in test_apps_exercises_mistakes.py."""
 
-import importlib
 import pathlib
-import sys
 import time
 
 import numpy as np
 import pytest
 
-import minitorch_ln.exercises as exercises
-from minitorch_ln.apps.cli import main
 from minitorch_ln.apps.exercises import EXERCISES, check, get, load_function
 
 SOLUTIONS = pathlib.Path(__file__).parent / "exercise_solutions"
@@ -161,3 +157,30 @@ def test_report_gives_cs231n_rel_error_and_the_float32_reach():
     assert "max rel_error 1 vs float64" in text  # a missing term 2: dx and the reference differ in sign somewhere
     ok = str(check("layer_norm", solution("layer_norm")))
     assert "in float32 your answer is off by" in ok and "the project's float32 backward by" in ok
+
+
+# ---------------------------------------------------------------- docs and README
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_docs_list_every_exercise_with_its_signature_and_shapes():
+    doc = (ROOT / "docs" / "exercises.md").read_text()
+    for ex in EXERCISES.values():
+        assert f"`{ex.signature}`" in doc, ex.name
+        assert ex.shapes in doc, f"docs/exercises.md: {ex.name}'s shapes differ from the skeleton's"
+
+
+def test_readme_session_is_what_check_prints(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Exercises: write a backward"):readme.index("## Examples: claims")]
+    code = section.split("```python\n")[1].split("```")[0]
+    shown = section.split("$ minitorch-ln exercise check layer_norm layer_norm_backward.py --train\n")[1]
+    shown = shown.split("$ echo $?")[0]
+    namespace = {"np": np}
+    exec(code, namespace)  # noqa: S102 - the README's own example
+    result = check("layer_norm", namespace["layer_norm_backward"], train=True, figure=tmp_path / "c.png")
+    grade_part = shown.split("--train:")[0]
+    assert str(result.grade) + "\n" == grade_part
+    assert result.exit_code == 1 and "the curves part at step" in shown and "the curves part at step" in str(result)

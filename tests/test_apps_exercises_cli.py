@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-import minitorch_ln.exercises as exercises
+from minitorch_ln import exercises
 from minitorch_ln.apps.cli import main
 from minitorch_ln.apps.exercises import EXERCISES, check, get, load_function, skeleton
 

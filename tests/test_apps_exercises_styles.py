@@ -18,7 +18,7 @@ def solution(name):
 
 def ln_unrolled(dy, x, w, eps):
     """Karpathy / Chainer style: every forward step differentiated in turn."""
-    N, D = x.shape
+    D = x.shape[1]
     mu = x.sum(1, keepdims=True) / D                        # (N, 1)
     xc = x - mu                                              # (N, D)
     var = (xc ** 2).sum(1, keepdims=True) / D                # (N, 1)
@@ -75,7 +75,7 @@ def rms_unrolled(dy, x, w, eps):
 
 
 def gn_loops(dy, x, num_groups, w, eps):
-    N, C, L = x.shape
+    N, C, _ = x.shape
     cg = C // num_groups
     dx, dw = np.empty_like(x), np.zeros_like(w)
     for n in range(N):

@@ -12,10 +12,26 @@ from .grad_norms import GradNormRecorder, record_grad_norms, recorded_grad_norm
 from .graph import dot_available, draw_graph, draw_graphs, save_graph
 from .heatmap import jacobian_heatmap
 from .term_fit import TermFit, fit_terms
-from .terms import LAYER_NORM_TERMS, TermReport, check_layer_norm_terms, layer_norm_term_check
+from .terms import (
+    LAYER_NORM_TERMS,
+    TermReport,
+    check_layer_norm_terms,
+    layer_norm_term_check,
+)
 
 __all__ = [
-    "GradNormRecorder", "record_grad_norms", "recorded_grad_norm", "dot_available", "draw_graph", "draw_graphs",
-    "save_graph", "jacobian_heatmap", "LAYER_NORM_TERMS", "TermReport", "check_layer_norm_terms",
-    "layer_norm_term_check", "TermFit", "fit_terms",
+    "LAYER_NORM_TERMS",
+    "GradNormRecorder",
+    "TermFit",
+    "TermReport",
+    "check_layer_norm_terms",
+    "dot_available",
+    "draw_graph",
+    "draw_graphs",
+    "fit_terms",
+    "jacobian_heatmap",
+    "layer_norm_term_check",
+    "record_grad_norms",
+    "recorded_grad_norm",
+    "save_graph",
 ]

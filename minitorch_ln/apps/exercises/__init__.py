@@ -107,7 +107,7 @@ def load_function(name, file):
     spec.loader.exec_module(module)
     fn = getattr(module, ex.function, None)
     if not callable(fn):
-        raise ValueError(f"{path} defines no function {ex.function}; expected {ex.signature}")
+        raise ValueError(f"{path} defines no function {ex.function}; expected {ex.signature}")  # noqa: TRY004
     return fn
 
 
@@ -160,7 +160,10 @@ def check(name, fn, train=False, steps=200, figure=None, seed=0, verbose=False) 
     if not callable(fn):
         raise TypeError(f"check: expected the function {ex.signature}, got {type(fn).__name__}")
     result = CheckResult(grade(ex, fn, seed=seed))
-    if train and result.grade.error is None:
+    if train and result.grade.error is not None:
+        result.train_summary = f"--train: not run, since {ex.function} does not run on the graded inputs"
+        result.train_ok = False
+    elif train:
         ref, mine, error = train_both(ex, fn, steps=steps, seed=seed)
         result.reference, result.yours = ref, mine
         result.train_summary, result.train_ok = summarize(ex, ref, mine, error)

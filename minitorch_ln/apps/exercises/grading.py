@@ -192,7 +192,7 @@ class GradeReport:
                      f"{'err vs f.d.':>11} {'tolerance':>10}  ok")
         for r in self.rows:
             lines.append(f"  {r['case']:<18} {r['output']:<8} {r['dtype']:<8} {r['err']:>14.2e} {r['rel_error']:>10.2e} "
-                         f"{r['err_fd']:>11.2e} {r['tol']:>10.1e}  {'yes' if r['ok'] else 'NO'}")
+                         f"{_num(r['err_fd']):>11} {r['tol']:>10.1e}  {'yes' if r['ok'] else 'NO'}")
         lines.extend(f"  note: {n}" for n in self.notes)
         if self.error:
             lines.append(f"  ERROR: {self.error}")
@@ -210,6 +210,10 @@ class GradeReport:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _num(v) -> str:
+    return "-" if np.isnan(v) else f"{v:.2e}"  # no finite differences on the float32 case
 
 
 def _cast(inputs, dtype):

@@ -129,7 +129,7 @@ def plot_curves(ex, ref, mine, path) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError("--train draws the loss curves with matplotlib: pip install 'minitorch-ln[plot]'") from None
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, (ax, gap_ax) = plt.subplots(1, 2, figsize=(10, 3.6))
     ax.plot(ref, label="reference (project's backward)", lw=2.5, color="0.6")
     ax.plot(mine, label=f"yours ({ex.function})", lw=1.2, color="tab:red")
     ax.set_xlabel("step")
@@ -137,6 +137,15 @@ def plot_curves(ex, ref, mine, path) -> str:
     ax.set_yscale("log" if min(ref + mine, default=1) > 0 else "linear")
     ax.set_title(f"exercise {ex.name}: training with your backward")
     ax.legend()
+    n = min(len(ref), len(mine))
+    gap = [abs(a - b) / max(abs(a), 1e-300) for a, b in zip(ref[:n], mine[:n])]  # relative gap per step
+    gap_ax.plot(range(n), [max(g, 1e-17) for g in gap], color="tab:red")
+    gap_ax.axhline(0.01, color="0.5", ls="--", lw=1, label="1%: the curves part")
+    gap_ax.set_yscale("log")
+    gap_ax.set_xlabel("step")
+    gap_ax.set_ylabel("|yours - reference| / reference")
+    gap_ax.set_title("how far your curve is from the reference")
+    gap_ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
