@@ -159,6 +159,8 @@ def check(name, fn, train=False, steps=200, figure=None, seed=0, verbose=False) 
     ex = get(name)
     if not callable(fn):
         raise TypeError(f"check: expected the function {ex.signature}, got {type(fn).__name__}")
+    if train and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"check: steps must be a positive integer, got {steps!r}")
     result = CheckResult(grade(ex, fn, seed=seed))
     if train and result.grade.error is not None:
         result.train_summary = f"--train: not run, since {ex.function} does not run on the graded inputs"
