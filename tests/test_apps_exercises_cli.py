@@ -168,3 +168,21 @@ def test_train_layer_norm_missing_mean_term_parts(tmp_path):
 
     r = check("layer_norm", no_mean_term, train=True, figure=tmp_path / "c.png")
     assert "the curves part at step" in r.train_summary and r.exit_code == 1
+
+
+def test_integer_or_complex_answers_are_refused_naming_the_output():
+    r = check("softmax", lambda dy, x: (dy > 0).astype(np.int64))
+    assert r.grade.wrong == ["dx"] and "dx has dtype int64; expected a floating point array" in str(r)
+    r = check("softmax", lambda dy, x: dy.astype(np.complex128))
+    assert r.grade.wrong == ["dx"] and "dx has dtype complex128" in str(r)
+
+
+def test_train_steps_must_be_positive():
+    fn = load_function("softmax", SOLUTIONS / "softmax_backward.py")
+    with pytest.raises(ValueError, match="steps must be a positive integer, got 0"):
+        check("softmax", fn, train=True, steps=0)
+
+
+def test_train_is_not_run_for_a_function_that_fails():
+    r = check("softmax", lambda dy, x: dy[:1], train=True)
+    assert r.exit_code == 1 and r.yours is None and "--train: not run" in str(r)

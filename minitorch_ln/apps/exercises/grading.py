@@ -149,7 +149,7 @@ def call_student(ex, fn, inputs) -> dict:
         r = np.asarray(r)
         if r.shape != np.shape(inputs[w]):
             raise StudentError(f"{o} has shape {r.shape}; expected {np.shape(inputs[w])} (the shape of {w})", o)
-        if r.dtype.kind not in "fc":
+        if r.dtype.kind != "f":
             raise StudentError(f"{o} has dtype {r.dtype}; expected a floating point array", o)
         out[o] = r
     return out
@@ -188,11 +188,11 @@ class GradeReport:
                 lines.append(f"WRONG: {self.error_output}")
             lines.append("RESULT: wrong" + (f": {self.error_output}" if self.error_output else "") + " (exit 1)")
             return "\n".join(lines)
-        lines.append(f"  {'case':<18} {'output':<8} {'dtype':<8} {'err vs project':>14} {'rel_error':>10} "
-                     f"{'err vs f.d.':>11} {'tolerance':>10}  ok")
+        lines.append(f"  {'case':<18} {'output':<8} {'dtype':<8} {'err vs project':>14} {'tolerance':>9}  ok "
+                     f"{'CS231n rel_error':>17} {'err vs f.d.':>11}")
         for r in self.rows:
-            lines.append(f"  {r['case']:<18} {r['output']:<8} {r['dtype']:<8} {r['err']:>14.2e} {r['rel_error']:>10.2e} "
-                         f"{_num(r['err_fd']):>11} {r['tol']:>10.1e}  {'yes' if r['ok'] else 'NO'}")
+            lines.append(f"  {r['case']:<18} {r['output']:<8} {r['dtype']:<8} {r['err']:>14.2e} {r['tol']:>9.1e} "
+                         f"{'yes' if r['ok'] else 'NO ':>3} {r['rel_error']:>17.2e} {_num(r['err_fd']):>11}")
         lines.extend(f"  note: {n}" for n in self.notes)
         if self.error:
             lines.append(f"  ERROR: {self.error}")
