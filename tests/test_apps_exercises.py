@@ -184,3 +184,41 @@ def test_readme_session_is_what_check_prints(tmp_path):
     grade_part = shown.split("--train:")[0]
     assert str(result.grade) + "\n" == grade_part
     assert result.exit_code == 1 and "the curves part at step" in shown and "the curves part at step" in str(result)
+
+
+# ---------------------------------------------------------------- probes: the function tested term by term
+
+
+PROBED = [  # (student, the probe that must fail, the term it names)
+    (ln_no_mean_term, "dy constant in each row", "term 2"),
+    (ln_sum_in_mean_term, "dy constant in each row", "term 2"),
+    (ln_no_rstd_term, "dy ∝ xhat in each row", "term 3"),
+    (ln_rstd_term_sign, "dy ∝ xhat in each row", "term 3"),
+    (ln_sum_in_rstd_term, "dy ∝ xhat in each row", "term 3"),
+    (ln_unbiased, "dy ⟂ 1 and xhat in each row", "term 1"),
+    (ln_eps_outside, "dy ⟂ 1 and xhat in each row", "term 1"),
+]
+
+
+@pytest.mark.parametrize("student, probe, term", PROBED, ids=[p[0].__name__ for p in PROBED])
+def test_layer_norm_probes_name_the_term(student, probe, term):
+    lines = [d for d in check("layer_norm", student).grade.diagnoses["dx"] if d.startswith("probe")]
+    failing = [d for d in lines if ": wrong" in d]
+    assert failing and failing[0].startswith(f"probe {probe}") and f": {term} (" in failing[0], lines
+    assert all(d.endswith(": right") for d in lines if d not in failing)
+
+
+def test_probes_clear_the_terms_when_the_weight_is_forgotten():
+    lines = check("layer_norm", ln_forgot_weight).grade.diagnoses["dx"]
+    assert any(d.startswith("every probe (all with weight = 1) is right") for d in lines), lines
+
+
+def test_batch_norm_probes_work_per_column():
+    def no_mean_term(dy, x, w, eps):
+        rstd = 1.0 / np.sqrt(x.var(0) + eps)
+        xhat = (x - x.mean(0)) * rstd
+        g = dy * w
+        return rstd * (g - xhat * (g * xhat).mean(0)), (dy * xhat).sum(0), dy.sum(0)
+
+    lines = check("batch_norm", no_mean_term).grade.diagnoses["dx"]
+    assert "probe dy constant in each column (terms 1 and 2 cancel: dx = 0): wrong" in " ".join(lines)

@@ -12,7 +12,7 @@ import numpy as np
 from ...nn import functional as F
 from ...ops.loss import mse_loss
 from ...tensor import tensor
-from .norm_common import group_terms, norm_hints, norm_mistakes, norm_terms
+from .norm_common import group_terms, norm_hints, norm_mistakes, norm_probes, norm_terms
 from .spec import Case, Exercise, normal
 from .train import TrainModel
 
@@ -81,5 +81,5 @@ EXERCISE = Exercise(
     outputs=("dx", "dweight", "dbias"), wrt=("x", "weight", "bias"), shapes=SHAPES,
     derivation="docs/layernorm_backward.md (the same three terms, over the batch axis); Ioffe & Szegedy 2015",
     cases=_cases, forward=_forward, model=_model, terms=norm_terms(pieces), mistakes=norm_mistakes(pieces),
-    hints=norm_hints(pieces),
+    hints=norm_hints(pieces), probes=norm_probes(0, "column"),
 )

@@ -263,6 +263,7 @@ def _grade(ex, fn, seed, fd):
             answers.append((case, got))
             refs.append(ref)
     _diagnose(ex, report, answers, refs)
+    _probe(ex, fn, report, cases[0])
     return report
 
 
@@ -285,6 +286,18 @@ def _diagnose(ex, report, answers, refs) -> None:
         for m in ex.mistakes:
             if _matches(m, o, answers, tols):
                 report.mistakes.setdefault(o, []).append(m.name)
+
+
+def _probe(ex, fn, report, case) -> None:
+    """Run the exercise's probes (inputs that isolate the formula's terms) when ``dx`` is wrong."""
+    if ex.probes is None or "dx" not in report.wrong or report.error is not None:
+        return
+    try:
+        with np.errstate(all="ignore"):
+            found = ex.probes(case.inputs, lambda inputs: call_student(ex, fn, inputs))
+    except StudentError as e:
+        found = [f"the probes could not run: {e}"]
+    report.diagnoses.setdefault("dx", []).extend(found)
 
 
 def _matches(mistake, o, answers, tols) -> bool:

@@ -84,3 +84,48 @@ def norm_mistakes(pieces):
         Mistake("the sign of dweight is flipped", on(lambda p, i: {"dweight": -p["dweight"]})),
         Mistake("the sign of dbias is flipped", on(lambda p, i: {"dbias": -p["dbias"]})),
     )
+
+
+def norm_probes(axis, group):
+    """Probes that test the student's function against the terms, one path at a time.
+
+    With ``weight = 1`` (so ``dxhat = dy``) and ``x`` of the random case, three upstream gradients
+    built from ``x``'s own ``xhat`` switch terms on and off in every group:
+
+    - ``dy ⟂ 1, xhat``: terms 2 and 3 vanish, the right ``dx`` is term 1, ``rstd·dy``;
+    - ``dy`` constant in each group: terms 1 and 2 cancel (``xhat`` has mean 0, so term 3 vanishes),
+      the right ``dx`` is 0: a nonzero answer has the path through the mean wrong;
+    - ``dy ∝ xhat``: term 2 vanishes and terms 1 and 3 leave ``rstd·dy·eps/(var + eps)``.
+
+    ``group`` names a group in the sentences (``"row"``, ``"column"``). Returns
+    ``probes(inputs, run) -> [sentence]``, ``run(inputs) -> {output: array}`` calling the student.
+    """
+    def probes(inp, run):
+        x, eps = inp["x"], inp["eps"]
+        xhat, rstd, *_ = group_terms(x, np.zeros_like(x), axis, eps)
+        rng = np.random.default_rng(1)
+        r = rng.standard_normal(x.shape)
+        r = r - r.mean(axis=axis, keepdims=True)                                        # ⟂ 1
+        r = r - xhat * (r * xhat).sum(axis=axis, keepdims=True) / (xhat * xhat).sum(axis=axis, keepdims=True)
+        c = rng.standard_normal(rstd.shape) * np.ones_like(x)                           # one number per group
+        var_share = (xhat * xhat).mean(axis=axis, keepdims=True)                        # var / (var + eps)
+        cases = [(f"dy ⟂ 1 and xhat in each {group} (only term 1 acts)", r, rstd * r, TERM1),
+                 (f"dy constant in each {group} (terms 1 and 2 cancel: dx = 0)", c, 0.0 * c, TERM2),
+                 (f"dy ∝ xhat in each {group} (term 2 vanishes; terms 1 and 3 nearly cancel)", c * xhat,
+                  rstd * c * xhat * (1.0 - var_share), TERM3)]
+        out = []
+        for what, dy, right, term in cases:
+            got = run({**inp, "dy": dy, "weight": np.ones_like(inp["weight"])})["dx"]
+            err = float(np.abs(got - right).max() / max(float(np.abs(rstd * dy).max()), 1e-300))
+            if err <= 1e-7:
+                out.append(f"probe {what}: right")
+                continue
+            out.append(f"probe {what}: wrong (off by {err:.2g} of rstd·dy): {term} is wrong"
+                       + (", so rstd or dxhat is computed wrong; the other probes assume it right" if term == TERM1 else ""))
+            if term == TERM1:
+                break
+        if all(o.endswith(": right") for o in out):
+            out.append("every probe (all with weight = 1) is right: the terms are, so look at how weight enters "
+                       "(dxhat = dy·weight)")
+        return out
+    return probes

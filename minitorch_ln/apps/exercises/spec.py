@@ -54,6 +54,8 @@ class Exercise:
         mistakes: the catalogue of known mistakes.
         model: ``rng -> TrainModel`` for ``--train`` (``train.py``).
         hints: optional ``inputs -> {coefficient: explanation}`` for :func:`fit_terms`.
+        probes: optional ``(inputs, run) -> [sentence]``: calls the student's function (``run``) on
+            inputs built to switch the formula's terms on and off (``norm_common.norm_probes``).
     """
 
     name: str
@@ -69,6 +71,7 @@ class Exercise:
     terms: Callable | None = None
     mistakes: tuple = field(default_factory=tuple)
     hints: Callable | None = None
+    probes: Callable | None = None
 
     @property
     def signature(self) -> str:
