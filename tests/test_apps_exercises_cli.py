@@ -186,3 +186,20 @@ def test_train_steps_must_be_positive():
 def test_train_is_not_run_for_a_function_that_fails():
     r = check("softmax", lambda dy, x: dy[:1], train=True)
     assert r.exit_code == 1 and r.yours is None and "--train: not run" in str(r)
+
+
+def test_train_without_matplotlib_still_prints_the_summary(monkeypatch, tmp_path):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    fn = load_function("softmax", SOLUTIONS / "softmax_backward.py")
+    r = check("softmax", fn, train=True, steps=20, figure=tmp_path / "c.png")
+    assert r.ok and r.figure is None and not (tmp_path / "c.png").exists()
+    assert "no picture: --train draws the loss curves with matplotlib: pip install 'minitorch-ln[plot]'" in str(r)
