@@ -23,7 +23,7 @@ LAYERS = [
     ("optim", ["optim", "amp", "grad_scaler"]),
     ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),
     ("diagnostics", ["diagnostics"]),
-    ("apps", ["apps", "__main__", "run"]),
+    ("apps", ["apps", "__main__", "run", "exercises"]),
 ]
 LAYER_OF = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 

@@ -14,6 +14,7 @@ import os
 import sys
 
 from .cli_args import allow_negative_values, check_seed, parse_shape
+from .exercise_command import register_exercise_command
 from .graph_command import register_graph_command
 
 EXIT_USER_ERROR = 1
@@ -358,7 +359,7 @@ def _add_run(sub) -> None:
 
 # ------------------------------------------------------------------------------------------ parser
 
-SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph, _add_run]
+SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph, _add_run, register_exercise_command]
 
 
 def build_parser() -> argparse.ArgumentParser:
