@@ -1,0 +1,18 @@
+"""The one table of ONNX mappings: recorded op (Function or Module class) → mapping function.
+
+``MAPPINGS`` merges the tables of :mod:`.map_math`, :mod:`.map_shape`, :mod:`.map_nn` and
+:mod:`.map_layers`; ``LAYER_OPS`` lists the modules recorded as one op (with the condition, e.g.
+BatchNorm only in eval). An op missing here is refused by name (``UnsupportedOperatorError``).
+"""
+
+from __future__ import annotations
+
+from . import map_layers, map_math, map_nn, map_shape
+
+MAPPINGS = {**map_math.MAPPINGS, **map_shape.MAPPINGS, **map_nn.MAPPINGS, **map_layers.MAPPINGS}
+LAYER_OPS = map_layers.LAYER_OPS
+
+
+def supported_ops() -> list:
+    """The names of every op with an ONNX mapping, sorted (Function and Module class names)."""
+    return sorted({getattr(k, "__name__", str(k)) for k in MAPPINGS})
