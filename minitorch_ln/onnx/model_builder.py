@@ -50,7 +50,7 @@ def _resized(args, in_axes, sign):
             continue
         shape = tuple(new[axes[i]] if i in axes else s for i, s in enumerate(t.shape))
         out.append(Tensor(np.resize(np.asarray(t.array), shape)))  # the same values, tiled or cut
-    return tuple(out), new
+    return tuple(out)
 
 
 def _revalued(args):
@@ -80,11 +80,11 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
                                 f"input_names {input_names} nor output_names {output_names}")
     in_axes = [_axes_of(dynamic_axes, n, a.ndim, f"input {n!r}") for n, a in zip(input_names, args)]
     trace_a = record(model, args, kwargs, LAYER_OPS)
-    trace_b, new_sizes = trace_a, {}
+    trace_b = trace_a
     if any(in_axes):
         trace_b, errors = None, []
         for sign in (1, -1):
-            args_b, new_sizes = _resized(args, in_axes, sign)
+            args_b = _resized(args, in_axes, sign)
             try:
                 trace_b = record(model, args_b, kwargs, LAYER_OPS)
                 break
