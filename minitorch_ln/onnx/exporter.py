@@ -47,20 +47,22 @@ class OpView:
         return self.rec_b.args[i] if i < len(self.rec_b.args) else default
 
     def is_tensor(self, i) -> bool:
-        return isinstance(self.arg(i), Tensor)
+        """A Tensor argument, or a raw array that is a known value's (an input's array passed as is)."""
+        a = self.rec.args[i] if i < len(self.rec.args) else None
+        return isinstance(a, Tensor) or (_is_array(a) and id(a) in self.ex.array_names)
 
     def x(self, i, dtype=None) -> str:
         """The ONNX name of tensor argument ``i`` (cast to ``dtype`` when given and different)."""
         name = self.ex.value(self.rec.args[i], self.rec_b.args[i], self.rec_c.args[i], self)
-        if dtype is not None and np.dtype(dtype) != self.arg(i).dtype:
+        if dtype is not None and np.dtype(dtype) != self.rec.args[i].dtype:
             name = self.g.op("Cast", [name], to=onnx_dtype(dtype))
         return name
 
     def operand(self, i, dtype) -> str:
         """Argument ``i`` as a tensor of ``dtype``: a Tensor (cast if needed) or a Python/NumPy scalar."""
-        if self.is_tensor(i):
-            return self.x(i, dtype)
         a, b = self.arg_a(i), self.arg_b(i)
+        if self.is_tensor(i) or (_is_array(a) and np.ndim(a)):
+            return self.x(i, dtype)
         if _same(a, b):
             return self.g.const(np.asarray(a, dtype=dtype))
         if np.ndim(a) == 0 and np.ndim(b) == 0 and a and b:  # a count, or 1/count (a mean's divisor)
@@ -97,19 +99,21 @@ class OpView:
 class Exporter:
     """Names every value and maps every recorded op (``mappings``: Function/Module class → fn)."""
 
-    def __init__(self, g, mappings: dict):
-        self.g, self.mappings = g, mappings
+    def __init__(self, g, mappings: dict, refused: dict | None = None):
+        self.g, self.mappings, self.refused = g, mappings, refused or {}
         self.names = {}  # id(Tensor) -> ONNX name
         self.array_names = {}  # id(array) -> ONNX name (another Tensor over the same array)
+        self.inputs = []  # (name, array in A, in B, in C) of the graph inputs
 
     def bind(self, t: Tensor, name: str) -> None:
         self.names[id(t)] = name
         self.array_names.setdefault(id(t.array), name)
 
     def value(self, t, t_b, t_c, n: OpView | None = None) -> str:
+        """The name of a Tensor (or of a raw array an op was given): a value already named, or a constant."""
         name = self.names.get(id(t))
         if name is None:
-            name = self.array_names.get(id(t.array))
+            name = self.array_names.get(id(_arr(t)))
         if name is None:
             name = self._constant(t, t_b, t_c, n)
             self.names[id(t)] = name
@@ -117,7 +121,12 @@ class Exporter:
 
     def _constant(self, t, t_b, t_c, n) -> str:
         where = f"{n.rec.name} in {n.rec.where()}" if n is not None else "the model's output"
-        a, c = t.array, t_c.array
+        a, c = _host(_arr(t)), _host(_arr(t_c))
+        b = _host(_arr(t_b))
+        for name, ia, ib, ic in self.inputs:  # an input's values copied by an op's argument checks
+            if ia.shape == a.shape and ib.shape == b.shape and np.array_equal(ia, a) and np.array_equal(ib, b) \
+                    and np.array_equal(ic, c):
+                return name if ia.dtype == a.dtype else self.g.op("Cast", [name], to=onnx_dtype(a.dtype))
         if a.shape != c.shape or not np.array_equal(a, c, equal_nan=a.dtype.kind in "fc"):
             raise OnnxExporterError(
                 f"ONNX export: {where} uses a tensor of shape {tuple(a.shape)} that depends on the input "
@@ -125,9 +134,9 @@ class Exporter:
                 "autograd Function, e.g. a comparison or an index found from the data); baking it in "
                 "as a constant would give wrong results for other inputs, so the export stops"
             )
-        if tuple(t.shape) == tuple(t_b.shape):
-            return self.g.const(a) if a.size <= 16 else self.g.initializer(np.asarray(a))
-        return self._dynamic_constant(a, np.asarray(t_b.array), where)
+        if tuple(a.shape) == tuple(np.shape(_arr(t_b))):
+            return self.g.const(a) if a.size <= 16 else self.g.initializer(a)
+        return self._dynamic_constant(a, _host(_arr(t_b)), where)
 
     def _dynamic_constant(self, a, b, where) -> str:
         g = self.g
@@ -167,6 +176,8 @@ class Exporter:
                 )
         for rec, rec_b, rec_c in zip(ra, rb, rc):
             fn = self.mappings.get(rec.fn)
+            if rec.fn in self.refused:
+                raise UnsupportedOperatorError(f"ONNX export: {rec.name} in {rec.where()}: {self.refused[rec.fn]}")
             if fn is None:
                 raise UnsupportedOperatorError(
                     f"ONNX export: no ONNX mapping for the op {rec.name} ({getattr(rec.fn, '__module__', '?')}) "
@@ -183,13 +194,25 @@ class Exporter:
                 self.bind(t, name)
 
 
+def _arr(t):
+    return t.array if isinstance(t, Tensor) else t
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def _is_array(a) -> bool:
+    return isinstance(a, np.ndarray) or hasattr(a, "__cuda_array_interface__")
+
+
 def _same(a, b) -> bool:
     """Equal non-Tensor arguments (Tensors always count as equal: they are values, not constants)."""
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return True
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or hasattr(a, "__cuda_array_interface__"):
+    if _is_array(a) or _is_array(b):
         return np.shape(a) == np.shape(b)  # arrays: shapes here; values are checked against trace C
     try:
         return bool(a == b)

@@ -89,11 +89,16 @@ class Graph:
                         break
                 if out is not None:
                     break
+        if out is None:  # a dynamic size times a constant (B·T with T fixed, the flattening in Linear)
+            for (a1, b1), src1 in self.dim_sources.items():
+                if a % a1 == 0 and b % b1 == 0 and a // a1 == b // b1:
+                    out = self.op("Mul", [self._gather_dim(*src1), self.ints([a // a1])])
+                    break
         if out is None:
             known = ", ".join(f"{n}[{ax}]" for n, ax in self.dim_sources.values()) or "none"
             raise ExportError(
                 f"ONNX export: {what} depends on the dynamic axes ({a} in the example, {b} with the axes "
-                f"resized) but is neither a dynamic input size nor a product of two (dynamic sizes: {known}); "
+                f"resized) but is neither a dynamic input size nor a product of two, or of one and a constant (dynamic sizes: {known}); "
                 "export with a fixed size for this axis (leave it out of dynamic_axes)"
             )
         self._dim_cache[key] = out

@@ -179,7 +179,7 @@ def _clamp(g, n):
 
 def _where(g, n):
     d = n.out_dtype()
-    cond = n.x(0, np.bool_) if n.is_tensor(0) else g.const(np.asarray(n.arg(0), dtype=bool))
+    cond = n.operand(0, np.bool_)
     return g.op("Where", [cond, n.operand(1, d), n.operand(2, d)])
 
 
@@ -250,15 +250,11 @@ def _reduce(op_type):
     return fn
 
 
-def _var(g, n):  # Σ(x − mean)² / (N − dof)
-    x, axes, keepdim, dof = n.x(0), _axes(n), bool(n.arg(2)), n.arg(3)
-    count = int(np.prod([n.arg(0).shape[a] for a in axes])) if axes else 1
-    cb = int(np.prod([n.arg_b(0).shape[a] for a in axes])) if axes else 1
-    if count != cb:
-        n.refuse("a variance over a dynamic axis is not mapped")
+def _var(g, n):  # Σ(x − mean)² / dof, dof = N − correction (the Function gets the divisor)
+    x, axes, keepdim = n.x(0), _axes(n), bool(n.arg(2))
     mean = g.op("ReduceMean", [x, g.ints(axes)], keepdims=1)
     sq = g.op("ReduceSumSquare", [g.op("Sub", [x, mean]), g.ints(axes)], keepdims=int(keepdim))
-    return g.op("Div", [sq, _c(n, max(count - dof, 0))])
+    return g.op("Div", [sq, n.operand(3, n.out_dtype())])
 
 
 def _cumsum(g, n):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import attention, convolution
-from ..ops.dropout import Dropout
 from ..ops.embedding import Embedding
 from ..ops.group_norm import NativeGroupNorm
 from ..ops.layer_norm import NativeLayerNorm
@@ -127,10 +126,6 @@ def _softmax(op_type):
     return lambda g, n: g.op(op_type, [n.x(0)], axis=int(n.arg(1)))
 
 
-def _dropout(g, n):
-    n.refuse("dropout in training mode (export runs the model in eval mode; call model.eval())")
-
-
 def _conv_attrs(geom, w_shape):
     stride, pads, dilation, groups = geom
     return {"strides": list(stride), "pads": [p[0] for p in pads] + [p[1] for p in pads],
@@ -165,7 +160,7 @@ MAPPINGS = {
     attention.SplitHeads: _split_heads, attention.MergeHeads: _merge_heads,
     attention.ScaledDotProductAttention: _sdpa,
     Softmax: _softmax("Softmax"), LogSoftmax: _softmax("LogSoftmax"),
-    Dropout: _dropout, convolution.Conv2dFn: _conv, convolution.ConvTranspose2dFn: _conv_transpose,
+ convolution.Conv2dFn: _conv, convolution.ConvTranspose2dFn: _conv_transpose,
     PixelShuffleFn: _pixel_shuffle,
 }
 

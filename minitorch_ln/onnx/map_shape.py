@@ -60,20 +60,14 @@ def _flip(g, n):
 def _repeat(g, n):
     x, sizes = n.arg(0), tuple(n.arg(1))
     xin = n.x(0)
-    if len(sizes) > x.ndim:
-        xin = g.op("Reshape", [xin, g.ints((1,) * (len(sizes) - x.ndim) + tuple(x.shape))])
+    if len(sizes) > x.ndim:  # x read with leading 1s, as PyTorch
+        xin = g.op("Unsqueeze", [xin, g.ints(range(len(sizes) - x.ndim))])
     return g.op("Tile", [xin, g.ints(sizes)])
 
 
 def _index(g, n, i):
-    """An index argument: a Tensor (cast to int64) or a raw array, which must not come from the values."""
-    if n.is_tensor(i):
-        return n.x(i, np.int64)
-    if not np.array_equal(np.asarray(n.arg(i)), np.asarray(n.rec_c.args[i])):
-        n.refuse("an index array computed from the input values outside the recorded ops")
-    if np.shape(n.arg(i)) != np.shape(n.arg_b(i)):
-        n.refuse("an index array whose shape depends on the dynamic axes")
-    return g.const(np.asarray(n.arg(i), dtype=np.int64))
+    """An index argument: a Tensor or a raw array (:meth:`Exporter.value` refuses one computed from the values)."""
+    return n.x(i, np.int64)  # a graph value, an input's copy, or a constant checked against trace C
 
 
 def _gather(g, n):

@@ -8,7 +8,7 @@ from ..tensor import Tensor
 from .errors import OnnxExporterError
 from .exporter import Exporter, onnx_dtype
 from .graph import Graph
-from .mapping import LAYER_OPS, MAPPINGS
+from .mapping import LAYER_OPS, MAPPINGS, REFUSED
 from .trace import record
 
 
@@ -38,17 +38,20 @@ def _axes_of(dynamic_axes, name, ndim, where):
 
 def _resized(args, in_axes, sign):
     """The inputs with every dynamic axis resized (one new size per symbol, distinct per symbol)."""
+    def key(sym, size):  # list-form axes (generated names) move with the others of their example size
+        return ("size", size) if "_dynamic_axes_" in sym else ("name", sym)
+
     sizes = {}
     for t, axes in zip(args, in_axes):
         for ax, sym in axes.items():
-            sizes.setdefault(sym, t.shape[ax])
-    new = {sym: max(1, size + sign * (k + 1)) for k, (sym, size) in enumerate(sizes.items())}
+            sizes.setdefault(key(sym, t.shape[ax]), t.shape[ax])
+    new = {k: max(1, size + sign * (i + 1)) for i, (k, size) in enumerate(sizes.items())}
     out = []
     for t, axes in zip(args, in_axes):
         if not axes:
             out.append(t)
             continue
-        shape = tuple(new[axes[i]] if i in axes else s for i, s in enumerate(t.shape))
+        shape = tuple(new[key(axes[i], s)] if i in axes else s for i, s in enumerate(t.shape))
         out.append(Tensor(np.resize(np.asarray(t.array), shape)))  # the same values, tiled or cut
     return tuple(out)
 
@@ -96,10 +99,11 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
     trace_c = record(model, _revalued(args), kwargs, LAYER_OPS)
 
     g = Graph(opset)
-    ex = Exporter(g, MAPPINGS)
+    ex = Exporter(g, MAPPINGS, REFUSED)
     inputs = []
-    for name, t, t_b, axes in zip(input_names, args, trace_b.inputs, in_axes):
+    for name, t, t_b, t_c, axes in zip(input_names, args, trace_b.inputs, trace_c.inputs, in_axes):
         ex.bind(t, name)
+        ex.inputs.append((name, _host(t), _host(t_b), _host(t_c)))
         for ax in axes:
             g.add_dim_source(t.shape[ax], t_b.shape[ax], name, ax)
         dims = [axes.get(i, s) for i, s in enumerate(t.shape)]
