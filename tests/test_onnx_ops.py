@@ -19,9 +19,9 @@ from minitorch_ln.ops.shape import sum_to
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from minitorch_ln.onnx import export  # noqa: E402
-from minitorch_ln.onnx.mapping import LAYER_OPS, MAPPINGS  # noqa: E402
-from minitorch_ln.onnx.trace import flatten_outputs, record  # noqa: E402
+from minitorch_ln.onnx import export
+from minitorch_ln.onnx.mapping import LAYER_OPS, MAPPINGS
+from minitorch_ln.onnx.trace import flatten_outputs, record
 
 rng = np.random.default_rng(0)
 EXERCISED = set()
