@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from ..tensor import Tensor
+from ._dep import require_onnx as _require_onnx
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
 __all__ = ["OnnxExporterError", "UnsupportedOperatorError", "dynamo_export", "export", "is_in_onnx_export"]
@@ -26,15 +27,6 @@ __all__ = ["OnnxExporterError", "UnsupportedOperatorError", "dynamo_export", "ex
 DEFAULT_OPSET = 18
 MIN_OPSET = 17
 _state = {"exporting": False}
-
-
-def _require_onnx():
-    try:
-        import onnx
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("ONNX export needs the onnx package: pip install 'minitorch-ln[onnx]' "
-                          "(or pip install onnx onnxruntime)") from None
-    return onnx
 
 
 def is_in_onnx_export() -> bool:

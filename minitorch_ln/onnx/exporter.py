@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from ._dep import require_onnx
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
 
 def onnx_dtype(dtype) -> int:
-    from . import _require_onnx
-    return _require_onnx().helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return require_onnx().helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
 class OpView:
@@ -148,13 +148,11 @@ class Exporter:
                                   g.const(np.asarray(1, a.dtype))])
         shape = g.shape(a.shape, b.shape, what)
         if a.size and b.size and (a == a.flat[0]).all() and (b == a.flat[0]).all():  # full(shape, v)
-            from . import _require_onnx
-            value = _require_onnx().numpy_helper.from_array(np.asarray([a.flat[0]], a.dtype))
+            value = require_onnx().numpy_helper.from_array(np.asarray([a.flat[0]], a.dtype))
             return g.op("ConstantOfShape", [shape], value=value)
         if a.ndim == 2 and _is_causal(a) and _is_causal(b):  # the causal mask: -inf (or True) above the diagonal
-            from . import _require_onnx
             fill = np.asarray([-np.inf if a.dtype.kind == "f" else 1], a.dtype if a.dtype.kind == "f" else np.int64)
-            full = g.op("ConstantOfShape", [shape], value=_require_onnx().numpy_helper.from_array(fill))
+            full = g.op("ConstantOfShape", [shape], value=require_onnx().numpy_helper.from_array(fill))
             tri = g.op("Trilu", [full, g.ints([1])], upper=1)
             return tri if a.dtype.kind == "f" else g.op("Cast", [tri], to=onnx_dtype(a.dtype))
         raise OnnxExporterError(

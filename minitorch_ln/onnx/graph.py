@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dep import require_onnx
 from .errors import OnnxExporterError as ExportError
 
 INT64_MAX = np.iinfo(np.int64).max
 
 
 def _onnx():
-    from . import _require_onnx
-    return _require_onnx()
+    return require_onnx()
 
 
 class Graph:

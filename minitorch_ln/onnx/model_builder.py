@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from ._dep import require_onnx
 from .errors import OnnxExporterError
 from .exporter import Exporter, onnx_dtype
 from .graph import Graph
@@ -13,8 +14,7 @@ from .trace import record
 
 
 def _onnx():
-    from . import _require_onnx
-    return _require_onnx()
+    return require_onnx()
 
 
 def _axes_of(dynamic_axes, name, ndim, where):
