@@ -20,8 +20,13 @@ from minitorch_ln.nn.gpt import GPT, GPTConfig
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from minitorch_ln.onnx import OnnxExporterError, UnsupportedOperatorError, export, is_in_onnx_export  # noqa: E402
-from minitorch_ln.onnx.trace import flatten_outputs  # noqa: E402
+from minitorch_ln.onnx import (
+    OnnxExporterError,
+    UnsupportedOperatorError,
+    export,
+    is_in_onnx_export,
+)
+from minitorch_ln.onnx.trace import flatten_outputs
 
 
 def _session(proto):
@@ -214,11 +219,11 @@ def test_a_size_dependent_python_scalar_is_computed_not_baked():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(opset_version=16), "opset_version must be an int in"),
-    (dict(dynamo=True), "dynamo=True is not provided"),
-    (dict(export_params=False), "export_params=False"),
-    (dict(dynamic_axes={"x": {5: "B"}}, input_names=["x"]), "names axis 5"),
-    (dict(operator_export_type=1), "unsupported argument"),
+    ({"opset_version": 16}, "opset_version must be an int in"),
+    ({"dynamo": True}, "dynamo=True is not provided"),
+    ({"export_params": False}, "export_params=False"),
+    ({"dynamic_axes": {"x": {5: "B"}}, "input_names": ["x"]}, "names axis 5"),
+    ({"operator_export_type": 1}, "unsupported argument"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises((OnnxExporterError, TypeError), match=match):

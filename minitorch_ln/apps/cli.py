@@ -15,6 +15,7 @@ import sys
 
 from .cli_args import allow_negative_values, check_seed, parse_shape
 from .graph_command import register_graph_command
+from .onnx_command import register_onnx_commands
 
 EXIT_USER_ERROR = 1
 
@@ -358,7 +359,7 @@ def _add_run(sub) -> None:
 
 # ------------------------------------------------------------------------------------------ parser
 
-SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph, _add_run]
+SUBCOMMANDS = [_add_info, _add_train, _add_sample, register_onnx_commands, _add_gradcheck, _add_graph, _add_run]
 
 
 def build_parser() -> argparse.ArgumentParser:
