@@ -67,6 +67,16 @@ def test_gpt_exports_with_dynamic_batch_and_sequence(preset):
     _agree(model, sess, ["idx"], [[_ids(65, B, T, B * T)] for B in (1, 3) for T in (5, cfg.block_size)])
 
 
+@pytest.mark.parametrize("opset", [17, 20, 23])
+def test_gpt_at_other_opsets(opset):
+    model = GPT(GPTConfig(vocab_size=11, block_size=16, n_layer=2, n_head=2, d_model=16)).eval()
+    proto = export(model, mt.tensor(_ids(11, 2, 5, 0)), None, input_names=["idx"], opset_version=opset,
+                   dynamic_axes={"idx": {0: "batch", 1: "seq"}})
+    assert proto.opset_import[0].version == opset
+    assert [n.op_type for n in proto.graph.node].count("Gelu") == (2 if opset >= 20 else 0)
+    _agree(model, _session(proto), ["idx"], [[_ids(11, B, T, T)] for B in (1, 3) for T in (2, 16)])
+
+
 def test_gpt_export_writes_a_file_and_a_file_object(tmp_path):
     model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, d_model=8)).eval()
     x = mt.tensor(_ids(11, 1, 4, 0))

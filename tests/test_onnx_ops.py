@@ -167,6 +167,12 @@ def test_normalizations_at_each_opset(opset):
     assert ("RMSNormalization" in {n.op_type for n in proto.graph.node}) == (opset >= 23)
 
 
+@pytest.mark.parametrize("name", ["var", "amax", "logsumexp", "glu", "sum"])
+def test_reductions_at_opset_17(name):  # opset 17 takes a Reduce's axes as an attribute
+    run_case(lambda m, x: UNARY[name](x), [X], opset=17)
+    run_case(lambda m, x: m.gn(x), [_f(2, 6, 5)], {"gn": nn.GroupNorm(3, 6)}, opset=17)
+
+
 def test_gelu_is_one_node_from_opset_20():
     proto = run_case(lambda m, x: F.gelu(x), [X], opset=20)
     assert [n.op_type for n in proto.graph.node if n.op_type == "Gelu"] == ["Gelu"]

@@ -30,6 +30,7 @@ class Graph:
         self.dim_sources = {}  # (size in A, size in B) -> (input name, axis)
         self._dim_cache = {}
         self._const_cache = {}
+        self._values = {}  # name -> array of the small constants
         self._count = 0
         self.node_path = ""  # the module path of the op being mapped, in node names
 
@@ -42,8 +43,11 @@ class Graph:
         value is None are left out."""
         outs = [self.fresh(op_type.lower()) for _ in range(n_out)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
+        inputs = list(inputs)
+        if op_type.startswith("Reduce") and op_type != "ReduceSum" and self.opset < 18 and len(inputs) == 2:
+            attrs["axes"] = [int(a) for a in self._values[inputs.pop()]]  # opset 17: axes is an attribute
         name = f"{self.node_path or 'graph'}/{op_type}_{self._count}"
-        self.nodes.append(_onnx().helper.make_node(op_type, list(inputs), outs, name=name, domain=domain, **attrs))
+        self.nodes.append(_onnx().helper.make_node(op_type, inputs, outs, name=name, domain=domain, **attrs))
         return outs[0] if n_out == 1 else tuple(outs)
 
     def initializer(self, array, name: str | None = None) -> str:
@@ -60,6 +64,7 @@ class Graph:
             name = self._const_cache.get(key)
             if name is None:
                 name = self._const_cache[key] = self.initializer(arr)
+                self._values[name] = arr
             return name
         return self.initializer(arr)
 

@@ -148,7 +148,9 @@ def _hardsigmoid(g, n):  # relu6(x + 3) / 6
 
 
 def _glu(g, n):
-    a, b = g.op("Split", [n.x(0)], n_out=2, axis=int(n.arg(1)), num_outputs=2)
+    dim = int(n.arg(1))
+    half = n.arg(0).shape[dim] // 2
+    a, b = g.op("Split", [n.x(0), g.ints([half, half])], n_out=2, axis=dim)
     return g.op("Mul", [a, g.op("Sigmoid", [b])])
 
 
