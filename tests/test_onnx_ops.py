@@ -191,6 +191,7 @@ def test_convolutions():
     run_case(lambda m, x: m.c(x), [_f(2, 4, 9)], {"c": nn.Conv1d(4, 6, 3, padding=2, dilation=2, groups=2)})
     run_case(lambda m, x: m.c(x), [_f(2, 3, 5, 5)], {"c": nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1,
                                                                             output_padding=1)})
+    run_case(lambda m, x: m.c(x), [_f(2, 3, 7)], {"c": nn.ConvTranspose1d(3, 4, 3, stride=2, bias=False)})
 
 
 def test_layer_level_ops():
@@ -223,3 +224,11 @@ def test_every_mapping_is_exercised_and_there_are_at_least_60():
     missing = sorted(getattr(k, "__name__", str(k)) for k in MAPPINGS if k not in EXERCISED)
     assert not missing, f"mappings never exercised against ONNX Runtime: {missing}"
     assert len(MAPPINGS) >= 60
+
+
+def test_docs_list_every_mapping():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text(encoding="utf-8")
+    missing = sorted(k.__name__ for k in MAPPINGS if f"`{k.__name__}" not in doc)
+    assert not missing, f"docs/onnx.md's op table lacks {missing}"
