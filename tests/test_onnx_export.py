@@ -259,3 +259,40 @@ def test_torch_onnx_under_the_alias():
         import torch.onnx
 
         assert torch.onnx.export is export
+
+
+class _WordLanguageModel(nn.Module):
+    """pytorch/examples word_language_model's RNNModel (LSTM): ``forward(input, hidden)`` with ``hidden = (h, c)``."""
+
+    def __init__(self, ntoken=30, ninp=8, nhid=12, nlayers=2):
+        super().__init__()
+        self.drop, self.encoder = nn.Dropout(0.2), nn.Embedding(ntoken, ninp)
+        self.rnn, self.decoder = nn.LSTM(ninp, nhid, nlayers, dropout=0.2), nn.Linear(nhid, ntoken)
+        self.ntoken = ntoken
+
+    def forward(self, input, hidden):
+        output, hidden = self.rnn(self.drop(self.encoder(input)), hidden)
+        decoded = self.decoder(self.drop(output)).view(-1, self.ntoken)
+        return F.log_softmax(decoded, dim=1), hidden
+
+
+def test_word_language_model_onnx_export_with_a_nested_hidden_state(tmp_path):
+    """Its ``--onnx-export``: ``torch.onnx.export(model, (dummy_input, hidden), path)`` on a training model."""
+    model = _WordLanguageModel().train()
+    hidden = (mt.zeros(2, 3, 12), mt.zeros(2, 3, 12))
+    path = tmp_path / "wlm.onnx"
+    export(model, (mt.randint(0, 30, (5, 3)), hidden), str(path), dynamic_axes={"input": {0: "T", 1: "B"},
+           "hidden_0": {1: "B"}, "hidden_1": {1: "B"}})
+    assert model.training  # its mode is restored
+    proto = onnx.load(str(path))
+    assert [i.name for i in proto.graph.input] == ["input", "hidden_0", "hidden_1"]
+    model.eval()
+    r = np.random.default_rng(4)
+    feeds = [[r.integers(0, 30, (T, B)).astype(np.int64), *(r.standard_normal((2, B, 12)).astype(np.float32),) * 2]
+             for T, B in ((2, 1), (7, 4))]
+    sess = _session(proto)
+    for feed in feeds:
+        ours = model(mt.tensor(feed[0]), (mt.tensor(feed[1]), mt.tensor(feed[2])))
+        theirs = sess.run(None, {"input": feed[0], "hidden_0": feed[1], "hidden_1": feed[2]})
+        for a, b in zip([ours[0], *ours[1]], theirs):
+            np.testing.assert_allclose(b, a.detach().numpy(), rtol=1e-5, atol=1e-5 * float(np.abs(b).max()))

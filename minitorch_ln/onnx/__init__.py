@@ -21,6 +21,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._dep import require_onnx as _require_onnx
 from .errors import OnnxExporterError, UnsupportedOperatorError
+from .trace import flatten_inputs
 
 __all__ = ["OnnxExporterError", "UnsupportedOperatorError", "dynamo_export", "export", "is_in_onnx_export"]
 
@@ -88,15 +89,17 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, v
                                 f"{onnx.defs.onnx_opset_version()}] (17 is the first with LayerNormalization), "
                                 f"got {opset_version!r}")
     args, kwargs = _split_args(args, kwargs)
+    n_inputs = len(flatten_inputs(args))
     names = list(input_names) if input_names is not None else _default_input_names(model, args)
-    if len(names) < len(args):
-        raise OnnxExporterError(f"minitorch_ln.onnx.export: {len(args)} inputs but only {len(names)} input_names")
+    if len(names) < n_inputs:
+        raise OnnxExporterError(f"minitorch_ln.onnx.export: {n_inputs} input tensors but only {len(names)} "
+                                f"input_names {names}")
     was_training = getattr(model, "training", False)
     if was_training and training is None or training is False:
         model.eval()
     _state["exporting"] = True
     try:
-        proto = build_model(model, args, kwargs, names[:len(args)], output_names, opset, dynamic_axes or {},
+        proto = build_model(model, args, kwargs, names[:n_inputs], output_names, opset, dynamic_axes or {},
                             keep_initializers_as_inputs)
     finally:
         _state["exporting"] = False
@@ -139,4 +142,9 @@ def _default_input_names(model, args) -> list:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
-    return [params[i] if i < len(params) else f"input_{i}" for i in range(len(args))]
+    names = []
+    for i, a in enumerate(args):  # a nested tuple (an RNN's (h, c)) gives name_0, name_1, ...
+        base = params[i] if i < len(params) else f"input_{i}"
+        k = len(flatten_inputs((a,)))
+        names += [base] if isinstance(a, Tensor) else [f"{base}_{j}" for j in range(k)]
+    return names

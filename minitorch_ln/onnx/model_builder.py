@@ -10,7 +10,7 @@ from .errors import OnnxExporterError
 from .exporter import Exporter, onnx_dtype
 from .graph import Graph
 from .mapping import LAYER_OPS, MAPPINGS, REFUSED
-from .trace import record
+from .trace import flatten_inputs, record, replace_inputs
 
 
 def _onnx():
@@ -42,26 +42,27 @@ def _resized(args, in_axes, sign):
         return ("size", size) if "_dynamic_axes_" in sym else ("name", sym)
 
     sizes = {}
-    for t, axes in zip(args, in_axes):
+    for t, axes in zip(flatten_inputs(args), in_axes):
         for ax, sym in axes.items():
             sizes.setdefault(key(sym, t.shape[ax]), t.shape[ax])
     new = {k: max(1, size + sign * (i + 1)) for i, (k, size) in enumerate(sizes.items())}
     out = []
-    for t, axes in zip(args, in_axes):
+    flat = flatten_inputs(args)
+    for t, axes in zip(flat, in_axes):
         if not axes:
             out.append(t)
             continue
         shape = tuple(new[key(axes[i], s)] if i in axes else s for i, s in enumerate(t.shape))
-        out.append(Tensor(np.resize(np.asarray(t.array), shape)))  # the same values, tiled or cut
-    return tuple(out)
+        out.append(Tensor(np.resize(_host(t), shape)))  # the same values, tiled or cut
+    return replace_inputs(args, out)
 
 
 def _revalued(args):
     """The inputs with other values of the same shapes (to find constants computed from the values)."""
     rng = np.random.default_rng(12345)
     out = []
-    for t in args:
-        a = np.asarray(t.array)
+    for t in flatten_inputs(args):
+        a = _host(t)
         if a.dtype.kind == "f" and a.size:
             # the same values in other places, rescaled: signs and orderings move, the domain stays
             b = rng.permutation(a.reshape(-1)).reshape(a.shape) * rng.uniform(0.5, 1.5, a.shape).astype(a.dtype)
@@ -72,7 +73,7 @@ def _revalued(args):
         else:
             b = a.copy()
         out.append(Tensor(b))
-    return tuple(out)
+    return replace_inputs(args, out)
 
 
 def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_axes, keep_inits_as_inputs):
@@ -82,7 +83,8 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
     if unknown and output_names is not None:
         raise OnnxExporterError(f"ONNX export: dynamic_axes names {sorted(unknown)}, which are neither "
                                 f"input_names {input_names} nor output_names {output_names}")
-    in_axes = [_axes_of(dynamic_axes, n, a.ndim, f"input {n!r}") for n, a in zip(input_names, args)]
+    flat = flatten_inputs(args)
+    in_axes = [_axes_of(dynamic_axes, n, a.ndim, f"input {n!r}") for n, a in zip(input_names, flat)]
     trace_a = record(model, args, kwargs, LAYER_OPS)
     trace_b = trace_a
     if any(in_axes):
@@ -102,7 +104,7 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
     g = Graph(opset)
     ex = Exporter(g, MAPPINGS, REFUSED)
     inputs = []
-    for name, t, t_b, t_c, axes in zip(input_names, args, trace_b.inputs, trace_c.inputs, in_axes):
+    for name, t, t_b, t_c, axes in zip(input_names, flat, trace_b.inputs, trace_c.inputs, in_axes):
         ex.bind(t, name)
         ex.inputs.append((name, _host(t), _host(t_b), _host(t_c)))
         for ax in axes:

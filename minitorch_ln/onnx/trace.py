@@ -63,6 +63,30 @@ def flatten_outputs(out, what: str = "the model's output") -> tuple:
     raise TypeError(f"ONNX export: {what} must be a Tensor or a tuple/list of Tensors, got {type(out).__name__}")
 
 
+def flatten_inputs(args) -> tuple:
+    """The Tensors of a forward's arguments, nested tuples/lists (an RNN's ``(h, c)``) flattened in order."""
+    flat = []
+    for a in args:
+        if isinstance(a, Tensor):
+            flat.append(a)
+        elif isinstance(a, (tuple, list)):
+            flat += flatten_inputs(a)
+    return tuple(flat)
+
+
+def replace_inputs(args, new: list):
+    """``args`` with its Tensors, in :func:`flatten_inputs` order, replaced by ``new`` (consumed)."""
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(new.pop(0))
+        elif isinstance(a, (tuple, list)):
+            out.append(type(a)(replace_inputs(a, new)))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
 class _Recorder:
     def __init__(self, layer_ops, trace: Trace):
         self.layer_ops = layer_ops  # {Module class: predicate(module) -> bool}
@@ -108,7 +132,7 @@ def _is_layer_op(layer_ops, module) -> bool:
 
 def record(model, args: tuple, kwargs: dict, layer_ops: dict) -> Trace:
     """Run ``model(*args, **kwargs)`` once without grad and return its :class:`Trace`."""
-    trace = Trace(inputs=tuple(a for a in args if isinstance(a, Tensor)))
+    trace = Trace(inputs=flatten_inputs(args))
     rec = _Recorder(layer_ops, trace)
     handles = []
     named = model.named_modules() if hasattr(model, "named_modules") else []
