@@ -1,4 +1,4 @@
-"""``autograd.function.tracing``: the hook ONNX export records a forward with (off by default)."""
+"""``autograd.tracing``: the hook ONNX export records a forward with (off by default)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import function
-from minitorch_ln.autograd.function import tracing
+from minitorch_ln.autograd.tracing import tracing
 from minitorch_ln.ops.elementwise import Add, Mul
 from minitorch_ln.ops.indexing import Split
 

@@ -296,3 +296,33 @@ def test_word_language_model_onnx_export_with_a_nested_hidden_state(tmp_path):
         theirs = sess.run(None, {"input": feed[0], "hidden_0": feed[1], "hidden_1": feed[2]})
         for a, b in zip([ours[0], *ours[1]], theirs):
             np.testing.assert_allclose(b, a.detach().numpy(), rtol=1e-5, atol=1e-5 * float(np.abs(b).max()))
+
+
+def test_tied_weights_are_one_initializer_and_keep_initializers_as_inputs():
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, d_model=8, tie_weights=True)).eval()
+    proto = export(model, mt.tensor(_ids(11, 1, 4, 0)), keep_initializers_as_inputs=True)
+    names = [i.name for i in proto.graph.initializer]
+    assert "tok_emb.weight" in names and "lm_head.weight" not in names
+    assert {i.name for i in proto.graph.input} >= set(names)
+    _agree(model, _session(proto), ["idx"], [[_ids(11, 1, 4, 1)]])
+
+
+def test_sequence_first_transformer_encoder():
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, norm_first=False)
+    model = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16)).eval()
+    r = np.random.default_rng(5)
+    f = (lambda S, B: r.standard_normal((S, B, 16)).astype(np.float32))
+    proto = export(model, mt.tensor(f(6, 2)), input_names=["src"], dynamic_axes={"src": {0: "S", 1: "B"}})
+    assert [n.op_type for n in proto.graph.node].count("LayerNormalization") == 2 * 2 + 1
+    _agree(model, _session(proto), ["src"], [[f(S, B)] for S in (1, 9) for B in (1, 4)])
+
+
+def test_a_dynamic_axis_of_size_one_that_cannot_grow_is_refused():
+    class Fixed(nn.Module):
+        def forward(self, x):
+            if x.shape[0] != 1:
+                raise ValueError("one row only")
+            return x * 2
+
+    with pytest.raises(OnnxExporterError, match="cannot be dynamic"):
+        export(Fixed(), mt.randn(1, 3), input_names=["x"], dynamic_axes={"x": [0]})

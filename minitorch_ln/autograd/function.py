@@ -45,30 +45,9 @@ _anomaly = {"enabled": False, "record": None}  # "record": set by anomaly.py (wh
 # Set by minitorch_ln.tensor once the class exists (tensor.py imports this module, not the reverse).
 Tensor = None
 
-# ``tracer(cls, ctx, args, kwargs, out)`` sees every op run, recorded or not (constants and tensors
-# that need no grad included), while set; None (the default) costs one global read per op. Set only
-# by :func:`tracing` (ONNX export reads the ops a forward runs through it).
+# ``tracer(cls, ctx, args, kwargs, out)`` sees every op run while set (autograd/tracing.py sets it;
+# ONNX export records a forward with it). None, the default, costs one global read per op.
 _tracer = None
-
-
-class tracing:
-    """``with tracing(fn):`` calls ``fn(cls, ctx, args, kwargs, out)`` after every ``Function.apply``
-    (``out`` a Tensor or a tuple of them) until the block ends; tracers do not nest."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __enter__(self):
-        global _tracer
-        if _tracer is not None:
-            raise RuntimeError("autograd tracing: another trace is already running (traces do not nest)")
-        _tracer = self.fn
-        return self
-
-    def __exit__(self, *exc):
-        global _tracer
-        _tracer = None
-        return False
 
 
 def _device(array):

@@ -91,6 +91,10 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
         trace_b, errors = None, []
         for sign in (1, -1):
             args_b = _resized(args, in_axes, sign)
+            if any(tb.shape[ax] == t.shape[ax] for t, tb, axes in zip(flat, flatten_inputs(args_b), in_axes)
+                   for ax in axes):
+                errors.append("a size of 1 cannot be made smaller")  # a dynamic axis must change to be found
+                continue
             try:
                 trace_b = record(model, args_b, kwargs, LAYER_OPS)
                 break

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograd.function import tracing
+from ..autograd.tracing import tracing
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
