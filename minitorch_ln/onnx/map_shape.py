@@ -158,10 +158,12 @@ def _advanced(g, n):
     if len(arrays) != 1 or not rest_full or any(it is None or it is Ellipsis for it in items):
         n.refuse("advanced indexing other than one integer array on one axis (x[:, idx]) is not mapped")
     (axis,) = arrays
-    idx = np.asarray(items[axis])
+    idx = items[axis]
+    idx = idx.get() if hasattr(idx, "get") and not isinstance(idx, np.ndarray) else np.asarray(idx)  # CuPy → host
     if idx.dtype.kind == "b":
         n.refuse("a bool mask index (its result's size depends on the values)")
-    if not np.array_equal(idx, np.asarray(items_c[axis])):
+    idx_c = items_c[axis]
+    if not np.array_equal(idx, idx_c.get() if hasattr(idx_c, "get") and not isinstance(idx_c, np.ndarray) else idx_c):
         n.refuse("an index array computed from the input values outside the recorded ops")
     if tuple(n.arg(0).shape) != tuple(n.arg_b(0).shape) and axis < len(items) and n.arg(0).shape[axis] != n.arg_b(0).shape[axis]:
         n.refuse("an index array on a dynamic axis")

@@ -53,7 +53,7 @@ def _resized(args, in_axes, sign):
             out.append(t)
             continue
         shape = tuple(new[key(axes[i], s)] if i in axes else s for i, s in enumerate(t.shape))
-        out.append(Tensor(np.resize(_host(t), shape)))  # the same values, tiled or cut
+        out.append(Tensor(np.resize(_host(t), shape), device=t.device))  # the same values, tiled or cut
     return replace_inputs(args, out)
 
 
@@ -72,7 +72,7 @@ def _revalued(args):
                 b = np.roll(a.reshape(-1), 1).reshape(a.shape)
         else:
             b = a.copy()
-        out.append(Tensor(b))
+        out.append(Tensor(b, device=t.device))
     return replace_inputs(args, out)
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograd.tracing import tracing
 from ..autograd.grad_mode import no_grad
+from ..autograd.tracing import tracing
 from ..tensor import Tensor
 
 
