@@ -234,6 +234,8 @@ def test_a_size_dependent_python_scalar_is_computed_not_baked():
     ({"export_params": False}, "export_params=False"),
     ({"dynamic_axes": {"x": {5: "B"}}, "input_names": ["x"]}, "names axis 5"),
     ({"operator_export_type": 1}, "unsupported argument"),
+    ({"dynamic_axes": {"inputt": [0]}}, "neither input names"),  # a misspelt name: no silently fixed axis
+    ({"output_names": ["a", "b"]}, "returns 1 tensors but output_names has 2"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises((OnnxExporterError, TypeError), match=match):

@@ -79,13 +79,19 @@ def _revalued(args):
 def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_axes, keep_inits_as_inputs):
     onnx = _onnx()
     helper = onnx.helper
-    unknown = set(dynamic_axes) - set(input_names) - set(output_names or [])
-    if unknown and output_names is not None:
-        raise OnnxExporterError(f"ONNX export: dynamic_axes names {sorted(unknown)}, which are neither "
-                                f"input_names {input_names} nor output_names {output_names}")
     flat = flatten_inputs(args)
     in_axes = [_axes_of(dynamic_axes, n, a.ndim, f"input {n!r}") for n, a in zip(input_names, flat)]
     trace_a = record(model, args, kwargs, LAYER_OPS)
+    n_out = len(trace_a.outputs)
+    if output_names is None:
+        output_names = ["output"] if n_out == 1 else [f"output_{i}" for i in range(n_out)]
+    if len(output_names) != n_out:
+        raise OnnxExporterError(f"ONNX export: the model returns {n_out} tensors but output_names has "
+                                f"{len(output_names)}: {list(output_names)}")
+    unknown = set(dynamic_axes) - set(input_names) - set(output_names)
+    if unknown:  # a misspelt name would leave an axis fixed without a word
+        raise OnnxExporterError(f"ONNX export: dynamic_axes names {sorted(unknown)}, which are neither "
+                                f"input names {list(input_names)} nor output names {list(output_names)}")
     trace_b = trace_a
     if any(in_axes):
         trace_b, errors = None, []
@@ -127,11 +133,6 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
     ex.map_records(trace_a, trace_b, trace_c)
 
     outs_a, outs_b, outs_c = trace_a.outputs, trace_b.outputs, trace_c.outputs
-    if output_names is None:
-        output_names = ["output"] if len(outs_a) == 1 else [f"output_{i}" for i in range(len(outs_a))]
-    if len(output_names) != len(outs_a):
-        raise OnnxExporterError(f"ONNX export: the model returns {len(outs_a)} tensors but output_names has "
-                                f"{len(output_names)}: {list(output_names)}")
     outputs = []
     for name, t, t_b, t_c in zip(output_names, outs_a, outs_b, outs_c):
         src = ex.value(t, t_b, t_c)
