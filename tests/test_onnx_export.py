@@ -328,3 +328,29 @@ def test_a_dynamic_axis_of_size_one_that_cannot_grow_is_refused():
 
     with pytest.raises(OnnxExporterError, match="cannot be dynamic"):
         export(Fixed(), mt.randn(1, 3), input_names=["x"], dynamic_axes={"x": [0]})
+
+
+class _NanoAttention(nn.Module):
+    """nanoGPT's CausalSelfAttention without flash: a tril buffer sliced to ``[:T, :T]`` and compared with 0."""
+
+    def __init__(self, n_embd=16, n_head=2, block_size=12):
+        super().__init__()
+        self.c_attn, self.c_proj, self.n_head = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd), n_head
+        self.register_buffer("bias", mt.tril(mt.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+        att = F.softmax(att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf")), dim=-1)
+        return self.c_proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+
+
+def test_nanogpt_attention_slices_its_causal_buffer_per_length():
+    model = _NanoAttention().eval()
+    r = np.random.default_rng(6)
+    f = (lambda B, T: r.standard_normal((B, T, 16)).astype(np.float32))
+    proto = export(model, mt.tensor(f(2, 5)), input_names=["x"], dynamic_axes={"x": {0: "B", 1: "T"}})
+    assert "bias" in {i.name for i in proto.graph.initializer}  # the buffer, sliced in the graph
+    _agree(model, _session(proto), ["x"], [[f(B, T)] for B in (1, 3) for T in (1, 12)])

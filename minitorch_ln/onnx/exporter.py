@@ -150,7 +150,7 @@ class Exporter:
         if a.size and b.size and (a == a.flat[0]).all() and (b == a.flat[0]).all():  # full(shape, v)
             value = require_onnx().numpy_helper.from_array(np.asarray([a.flat[0]], a.dtype))
             return g.op("ConstantOfShape", [shape], value=value)
-        if a.ndim == 2 and _is_causal(a) and _is_causal(b):  # the causal mask: -inf (or True) above the diagonal
+        if _is_causal(a) and _is_causal(b):  # the causal mask: -inf (or True) above the diagonal
             fill = np.asarray([-np.inf if a.dtype.kind == "f" else 1], a.dtype if a.dtype.kind == "f" else np.int64)
             full = g.op("ConstantOfShape", [shape], value=require_onnx().numpy_helper.from_array(fill))
             tri = g.op("Trilu", [full, g.ints([1])], upper=1)
@@ -224,10 +224,11 @@ def _short(v) -> str:
 
 
 def _is_causal(m) -> bool:
-    """True for a square-or-not additive mask with -inf (or a bool True) exactly above the diagonal."""
-    if m.size == 0:
+    """True for an additive mask with -inf (or a bool True) exactly above the diagonal of its last two
+    dims, the same for every leading index (a ``(1, 1, T, T)`` buffer's slice)."""
+    if m.size == 0 or m.ndim < 2:
         return False
-    above = np.triu(np.ones(m.shape, dtype=bool), k=1)
+    above = np.broadcast_to(np.triu(np.ones(m.shape[-2:], dtype=bool), k=1), m.shape)
     if m.dtype.kind == "b":
         return bool(np.array_equal(m, above))
     return bool(np.all(m[above] == -np.inf) and np.all(m[~above] == 0))

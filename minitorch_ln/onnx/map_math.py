@@ -263,6 +263,21 @@ def _cumsum(g, n):
     return g.op("CumSum", [n.x(0), g.ints([int(n.arg(1))])], reverse=int(bool(n.arg(2))))
 
 
+def _compare(op_type, negate=False):
+    def fn(g, n):
+        dt = np.result_type(n.arg(0).dtype, n.arg(1).dtype)
+        if op_type in ("And", "Or"):
+            dt = np.dtype(np.bool_)
+        y = g.op(op_type, [n.x(0, dt), n.x(1, dt)])
+        return g.op("Not", [y]) if negate else y
+    return fn
+
+
+# The comparisons have no Function; ops/comparison.py reports them to the trace under their names.
+COMPARISONS = {"eq": _compare("Equal"), "ne": _compare("Equal", negate=True), "lt": _compare("Less"),
+               "le": _compare("LessOrEqual"), "gt": _compare("Greater"), "ge": _compare("GreaterOrEqual"),
+               "logical_and": _compare("And"), "logical_or": _compare("Or")}
+
 MAPPINGS = {
     elementwise.Add: _binary("Add"), elementwise.Sub: _binary("Sub"), elementwise.Mul: _binary("Mul"),
     elementwise.Div: _binary("Div"), elementwise.Pow: _binary("Pow"), elementwise.PowScalar: _pow_scalar,
@@ -288,4 +303,5 @@ MAPPINGS = {
     binary.Hypot: _hypot, binary.LogAddExp: _logaddexp, binary.Lerp: _lerp,
     reduction.Sum: _reduce("ReduceSum"), reduction.AMax: _reduce("ReduceMax"),
     reduction.LogSumExp: _reduce("ReduceLogSumExp"), variance.Var: _var, scan.CumSum: _cumsum,
+    **COMPARISONS,
 }

@@ -115,7 +115,7 @@ def _sdpa(g, n):  # (q, k, v, mask, keep, scale, need_weights): softmax(q kᵀ·
     nd = q.ndim
     perm = list(range(nd - 2)) + [nd - 1, nd - 2]
     scores = g.op("MatMul", [g.op("Mul", [n.x(0), _c(n, float(n.arg(5)), q.dtype)]), g.op("Transpose", [k], perm=perm)])
-    if n.arg(3) is not None:
+    if n.arg_a(3) is not None:  # the mask: a value, or a raw array (the cached causal mask) rebuilt per size
         scores = g.op("Add", [scores, n.x(3, q.dtype)])
     p = g.op("Softmax", [scores], axis=-1)
     out = g.op("MatMul", [p, n.x(2)])
