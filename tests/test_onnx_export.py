@@ -354,3 +354,13 @@ def test_nanogpt_attention_slices_its_causal_buffer_per_length():
     proto = export(model, mt.tensor(f(2, 5)), input_names=["x"], dynamic_axes={"x": {0: "B", 1: "T"}})
     assert "bias" in {i.name for i in proto.graph.initializer}  # the buffer, sliced in the graph
     _agree(model, _session(proto), ["x"], [[f(B, T)] for B in (1, 3) for T in (1, 12)])
+
+
+def test_gpt_with_targets_exports_its_loss_post_ln_without_biases():
+    model = GPT(GPTConfig(vocab_size=13, block_size=16, n_layer=2, n_head=2, d_model=16, bias=False,
+                          norm_first=False, activation="relu")).eval()
+    proto = export(model, (mt.tensor(_ids(13, 2, 6, 0)), mt.tensor(_ids(13, 2, 6, 1))), input_names=["idx", "targets"],
+                   output_names=["logits", "loss"], dynamic_axes={"idx": {0: "B", 1: "T"}, "targets": {0: "B", 1: "T"}})
+    assert "SoftmaxCrossEntropyLoss" in {n.op_type for n in proto.graph.node}
+    _agree(model, _session(proto), ["idx", "targets"], [[_ids(13, B, T, 2), _ids(13, B, T, 3)]
+                                                       for B in (1, 4) for T in (3, 16)])
