@@ -12,6 +12,8 @@ import io
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
@@ -364,3 +366,36 @@ def test_gpt_with_targets_exports_its_loss_post_ln_without_biases():
     assert "SoftmaxCrossEntropyLoss" in {n.op_type for n in proto.graph.node}
     _agree(model, _session(proto), ["idx", "targets"], [[_ids(13, B, T, 2), _ids(13, B, T, 3)]
                                                        for B in (1, 4) for T in (3, 16)])
+
+
+_PROPERTY = {}
+
+
+def _exported_small_gpt():
+    if not _PROPERTY:
+        mt.manual_seed(7)
+        model = GPT(GPTConfig(vocab_size=17, block_size=12, n_layer=2, n_head=2, d_model=16)).eval()
+        proto = export(model, mt.tensor(_ids(17, 2, 5, 0)), input_names=["idx"],
+                       dynamic_axes={"idx": {0: "batch", 1: "seq"}})
+        _PROPERTY.update(model=model, sess=_session(proto))
+    return _PROPERTY["model"], _PROPERTY["sess"]
+
+
+@given(B=st.integers(1, 6), T=st.integers(1, 12), seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=25, deadline=None)
+def test_property_one_export_agrees_at_every_batch_and_length(B, T, seed):
+    model, sess = _exported_small_gpt()
+    _agree(model, sess, ["idx"], [[_ids(17, B, T, seed)]])
+
+
+def test_float16_model():
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4)).to(mt.float16).eval()
+    x = mt.randn(3, 8).to(mt.float16)
+    proto = export(model, x, input_names=["x"], dynamic_axes={"x": [0]})
+    assert proto.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+    sess = _session(proto)
+    for b in (1, 5):
+        xb = mt.randn(b, 8).to(mt.float16)
+        got, ref = sess.run(None, {"x": xb.numpy()})[0], model(xb).detach().numpy()
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=1e-2, atol=1e-2)
