@@ -399,3 +399,14 @@ def test_float16_model():
         got, ref = sess.run(None, {"x": xb.numpy()})[0], model(xb).detach().numpy()
         assert got.dtype == np.float16
         np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_a_zero_constant_is_not_taken_for_an_all_zero_example_input():
+    """An initial state given as zeros must stay an input, and a zeros constant a constant."""
+    class Step(nn.Module):
+        def forward(self, h):
+            return h * 2 + mt.zeros(3, 4) + mt.full((3, 4), 1.5)
+
+    proto = export(Step(), mt.zeros(3, 4), input_names=["h"])
+    h = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(_session(proto).run(None, {"h": h})[0], h * 2 + 1.5, rtol=1e-6)

@@ -58,20 +58,24 @@ def _resized(args, in_axes, sign):
 
 
 def _revalued(args):
-    """The inputs with other values of the same shapes (to find constants computed from the values)."""
+    """The inputs with other values of the same shapes (to find constants computed from the values):
+    the same values in other places, rescaled, so signs and orderings move and the domain stays; an
+    input whose values are all alike (zeros: an initial state) is moved off them."""
     rng = np.random.default_rng(12345)
     out = []
     for t in flatten_inputs(args):
         a = _host(t)
-        if a.dtype.kind == "f" and a.size:
-            # the same values in other places, rescaled: signs and orderings move, the domain stays
+        b = a.copy()
+        if a.size and a.dtype.kind == "f":
             b = rng.permutation(a.reshape(-1)).reshape(a.shape) * rng.uniform(0.5, 1.5, a.shape).astype(a.dtype)
+            if np.array_equal(a, b):
+                b = (a + rng.uniform(0.5, 1.5, a.shape)).astype(a.dtype)
         elif a.size and a.dtype.kind in "iu":
             b = rng.permutation(a.reshape(-1)).reshape(a.shape)
             if np.array_equal(a, b) and a.size > 1:
                 b = np.roll(a.reshape(-1), 1).reshape(a.shape)
-        else:
-            b = a.copy()
+            if np.array_equal(a, b):  # all one id: its neighbour (an id one below or above is likelier valid)
+                b = np.where(a > 0, a - 1, a + 1).astype(a.dtype)
         out.append(Tensor(b, device=t.device))
     return replace_inputs(args, out)
 
@@ -109,7 +113,12 @@ def build_model(model, args, kwargs, input_names, output_names, opset, dynamic_a
         if trace_b is None:
             raise OnnxExporterError("ONNX export: the forward fails when the dynamic axes are resized by one "
                                     f"or two, so they cannot be dynamic ({'; '.join(errors)})")
-    trace_c = record(model, _revalued(args), kwargs, LAYER_OPS)
+    try:
+        trace_c = record(model, _revalued(args), kwargs, LAYER_OPS)
+    except Exception as e:
+        raise OnnxExporterError(
+            "ONNX export: the forward fails on inputs of the example's shapes with other values, which the "
+            f"export runs to find constants computed from the values ({type(e).__name__}: {e})") from e
 
     g = Graph(opset)
     ex = Exporter(g, MAPPINGS, REFUSED)
