@@ -410,3 +410,12 @@ def test_a_zero_constant_is_not_taken_for_an_all_zero_example_input():
     proto = export(Step(), mt.zeros(3, 4), input_names=["h"])
     h = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(_session(proto).run(None, {"h": h})[0], h * 2 + 1.5, rtol=1e-6)
+
+
+def test_a_python_number_read_from_the_values_is_refused():
+    class Item(nn.Module):
+        def forward(self, x):
+            return x * float(x.sum().item())
+
+    with pytest.raises(OnnxExporterError, match="changes with the input values"):
+        export(Item(), mt.randn(3, 4))

@@ -175,6 +175,12 @@ class Exporter:
                     "control flow that depends on the input sizes or values cannot be exported as one graph"
                 )
         for rec, rec_b, rec_c in zip(ra, rb, rc):
+            moved = [i for i, (a, c) in enumerate(zip(rec.args, rec_c.args)) if not _same(a, c)]
+            if moved or [o.shape for o in rec.outputs] != [o.shape for o in rec_c.outputs]:
+                where = f"argument {moved[0]} ({_short(rec.args[moved[0]])})" if moved else "its output shape"
+                raise OnnxExporterError(
+                    f"ONNX export: {where} of {rec.name} in {rec.where()} changes with the input values (a Python "
+                    "number or size read from the data, e.g. with .item()): one graph cannot hold it")
             fn = self.mappings.get(rec.fn)
             if rec.fn in self.refused:
                 raise UnsupportedOperatorError(f"ONNX export: {rec.name} in {rec.where()}: {self.refused[rec.fn]}")
