@@ -419,3 +419,10 @@ def test_a_python_number_read_from_the_values_is_refused():
 
     with pytest.raises(OnnxExporterError, match="changes with the input values"):
         export(Item(), mt.randn(3, 4))
+
+
+def test_a_plain_function_exports():
+    proto = export(lambda x, y: mt.relu(x) * 2 - y, (mt.randn(2, 3), mt.randn(2, 3)), dynamic_axes={"x": [0], "y": [0]})
+    assert [i.name for i in proto.graph.input] == ["x", "y"]
+    x, y = np.random.default_rng(9).standard_normal((2, 5, 3)).astype(np.float32)
+    np.testing.assert_allclose(_session(proto).run(None, {"x": x, "y": y})[0], np.maximum(x, 0) * 2 - y, rtol=1e-6)

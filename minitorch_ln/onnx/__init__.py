@@ -95,7 +95,7 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, v
         raise OnnxExporterError(f"minitorch_ln.onnx.export: {n_inputs} input tensors but only {len(names)} "
                                 f"input_names {names}")
     was_training = getattr(model, "training", False)
-    if was_training and training is None or training is False:
+    if hasattr(model, "eval") and (was_training and not training):  # PyTorch's default: export in eval mode
         model.eval()
     _state["exporting"] = True
     try:
