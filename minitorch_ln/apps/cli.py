@@ -16,6 +16,7 @@ import sys
 from .cli_args import allow_negative_values, check_seed, parse_shape
 from .exercise_command import register_exercise_command
 from .graph_command import register_graph_command
+from .onnx_command import register_onnx_commands
 
 EXIT_USER_ERROR = 1
 
@@ -359,7 +360,8 @@ def _add_run(sub) -> None:
 
 # ------------------------------------------------------------------------------------------ parser
 
-SUBCOMMANDS = [_add_info, _add_train, _add_sample, _add_gradcheck, _add_graph, _add_run, register_exercise_command]
+SUBCOMMANDS = [_add_info, _add_train, _add_sample, register_onnx_commands, _add_gradcheck, _add_graph, _add_run,
+               register_exercise_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,6 +45,10 @@ _anomaly = {"enabled": False, "record": None}  # "record": set by anomaly.py (wh
 # Set by minitorch_ln.tensor once the class exists (tensor.py imports this module, not the reverse).
 Tensor = None
 
+# ``tracer(cls, ctx, args, kwargs, out)`` sees every op run while set (autograd/tracing.py sets it;
+# ONNX export records a forward with it). None, the default, costs one global read per op.
+_tracer = None
+
 
 def _device(array):
     return backend.CPU if type(array) is np.ndarray else backend.device_of(array)
@@ -324,6 +328,8 @@ class Function:
                 else:
                     ctx._saved = [resolve_saved(item, args, raw, results) for item in to_save]
             ctx._to_save = None
+        if _tracer is not None:
+            _tracer(cls, ctx, args, kwargs, results if multiple else results[0])
         return results[0] if not multiple else results
 
 

@@ -1,29 +1,150 @@
-"""``minitorch_ln.onnx`` (``torch.onnx`` under the alias): importable, so scripts that import it run.
+"""``minitorch_ln.onnx`` (``torch.onnx`` under the alias): export a model to ONNX by tracing its forward.
 
-Exporting a model to ONNX is not written yet (issue 28): :func:`export` and :func:`dynamo_export`
-raise NotImplementedError saying so. ``is_in_onnx_export()`` is False, as in PyTorch outside an
-export, so models that branch on it take their ordinary path.
+:func:`export` runs the forward on the example inputs with op recording on (every
+``Function.apply`` is seen, see :mod:`.trace`), maps each recorded op to ONNX operators
+(:mod:`.mapping`), stores parameters and buffers as initializers under their ``state_dict`` names
+and writes the model. With ``dynamic_axes`` the forward is traced again with those axes resized, and
+every size that changes is computed in the graph from the inputs' shapes, never baked in. How it
+works, the op table and what is refused: ``docs/onnx.md``.
+
+Needs the optional ``onnx`` package (``pip install 'minitorch-ln[onnx]'``, which also brings
+``onnxruntime`` to run the result).
 """
 
 from __future__ import annotations
 
-__all__ = ["export", "dynamo_export", "is_in_onnx_export"]
+import inspect
+import os
 
-_NOT_YET = ("ONNX export (torch.onnx.{}) is not implemented in minitorch_ln yet (issue 28: export from the "
-            "recorded graph, checked in ONNX Runtime); export the model from PyTorch after moving its weights "
-            "there (minitorch_ln.interop)")
+import numpy as np
 
+from ..tensor import Tensor
+from ._dep import require_onnx as _require_onnx
+from .errors import OnnxExporterError, UnsupportedOperatorError
+from .trace import flatten_inputs
 
-def export(model, args=(), f=None, *a, **kwargs):
-    """``torch.onnx.export``: raises NotImplementedError (not written yet, issue 28)."""
-    raise NotImplementedError(_NOT_YET.format("export"))
+__all__ = ["OnnxExporterError", "UnsupportedOperatorError", "dynamo_export", "export", "is_in_onnx_export"]
 
-
-def dynamo_export(model, *args, **kwargs):
-    """``torch.onnx.dynamo_export``: raises NotImplementedError (not written yet, issue 28)."""
-    raise NotImplementedError(_NOT_YET.format("dynamo_export"))
+DEFAULT_OPSET = 18
+MIN_OPSET = 17
+_state = {"exporting": False}
 
 
 def is_in_onnx_export() -> bool:
-    """False: nothing is ever being exported here."""
-    return False
+    """True while :func:`export` runs the model's forward, as in PyTorch."""
+    return _state["exporting"]
+
+
+def dynamo_export(model, *args, **kwargs):
+    """``torch.onnx.dynamo_export``: not provided; use :func:`export` (the traced exporter)."""
+    raise NotImplementedError("torch.onnx.dynamo_export is not provided by minitorch_ln; "
+                              "use torch.onnx.export (minitorch_ln.onnx.export), which traces the forward")
+
+
+def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, verbose=None,
+           input_names=None, output_names=None, opset_version: int | None = None, dynamic_axes=None,
+           keep_initializers_as_inputs: bool = False, training=None, do_constant_folding: bool = True,
+           dynamo: bool = False, check: bool = True, **unsupported):
+    """Export ``model`` to ONNX, as ``torch.onnx.export`` (its TorchScript-era arguments).
+
+    Args:
+        model: a ``Module`` (or a callable) taking Tensors.
+        args: the example inputs: a Tensor or a tuple of them (a trailing dict is keyword arguments,
+            as in PyTorch).
+        f: a path or a binary file object to write the model to; None returns the ``ModelProto`` only.
+        input_names / output_names: graph input and output names (default: the forward's argument
+            names, and ``output`` / ``output_0``...).
+        opset_version: the ONNX opset, 17 (the first with LayerNormalization) or later; default 18.
+        dynamic_axes: ``{name: [axis, ...]}`` or ``{name: {axis: "symbol"}}`` for inputs and outputs.
+            Axes with one symbol (or, in list form, the same example size) are resized together.
+        export_params: store parameters as initializers (always; False is refused).
+        keep_initializers_as_inputs: also list the initializers as graph inputs.
+        check: run ``onnx.checker.check_model(full_check=True)`` on the result (default True).
+
+    Returns:
+        The ``onnx.ModelProto``.
+
+    Raises:
+        ImportError: ``onnx`` is not installed (saying how to install it).
+        UnsupportedOperatorError: an op with no ONNX mapping (naming it and the module it ran in).
+        OnnxExporterError: a size or constant that cannot be expressed for dynamic axes, control flow
+            that depends on the inputs, an opset below 17, a bad ``dynamic_axes``.
+        TypeError: an argument this exporter does not take (naming it).
+    """
+    onnx = _require_onnx()
+    from .model_builder import build_model
+
+    if unsupported:
+        raise TypeError(f"minitorch_ln.onnx.export: unsupported argument(s) {sorted(unsupported)}; the "
+                        "traced exporter takes input_names, output_names, opset_version, dynamic_axes, kwargs")
+    if dynamo:
+        raise OnnxExporterError("minitorch_ln.onnx.export: dynamo=True is not provided; pass dynamo=False "
+                                "(the traced exporter)")
+    if not export_params:
+        raise OnnxExporterError("minitorch_ln.onnx.export: export_params=False is not supported; parameters "
+                                "are always stored as initializers")
+    opset = DEFAULT_OPSET if opset_version is None else opset_version
+    if not isinstance(opset, int) or not MIN_OPSET <= opset <= onnx.defs.onnx_opset_version():
+        raise OnnxExporterError(f"minitorch_ln.onnx.export: opset_version must be an int in [{MIN_OPSET}, "
+                                f"{onnx.defs.onnx_opset_version()}] (17 is the first with LayerNormalization), "
+                                f"got {opset_version!r}")
+    args, kwargs = _split_args(args, kwargs)
+    n_inputs = len(flatten_inputs(args))
+    names = list(input_names) if input_names is not None else _default_input_names(model, args)
+    if len(names) < n_inputs:
+        raise OnnxExporterError(f"minitorch_ln.onnx.export: {n_inputs} input tensors but only {len(names)} "
+                                f"input_names {names}")
+    was_training = getattr(model, "training", False)
+    if hasattr(model, "eval") and (was_training and not training):  # PyTorch's default: export in eval mode
+        model.eval()
+    _state["exporting"] = True
+    try:
+        proto = build_model(model, args, kwargs, names[:n_inputs], output_names, opset, dynamic_axes or {},
+                            keep_initializers_as_inputs)
+    finally:
+        _state["exporting"] = False
+        if was_training:
+            model.train()
+    if check:
+        onnx.checker.check_model(proto, full_check=True)
+    if verbose:
+        print(onnx.helper.printable_graph(proto.graph))
+    if f is not None:
+        data = proto.SerializeToString()
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as fh:
+                fh.write(data)
+        else:
+            f.write(data)
+    return proto
+
+
+def _split_args(args, kwargs):
+    if isinstance(args, Tensor):
+        args = (args,)
+    elif isinstance(args, list):
+        args = tuple(args)
+    elif not isinstance(args, tuple):
+        raise TypeError(f"minitorch_ln.onnx.export: args must be a Tensor or a tuple of them, got {type(args).__name__}")
+    kwargs = dict(kwargs or {})
+    if args and isinstance(args[-1], dict):
+        kwargs.update(args[-1])
+        args = args[:-1]
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            raise TypeError(f"minitorch_ln.onnx.export: args[{i}] is a NumPy array; pass a Tensor")
+    return args, kwargs
+
+
+def _default_input_names(model, args) -> list:
+    try:
+        params = [p.name for p in inspect.signature(model.forward if hasattr(model, "forward") else model).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, a in enumerate(args):  # a nested tuple (an RNN's (h, c)) gives name_0, name_1, ...
+        base = params[i] if i < len(params) else f"input_{i}"
+        k = len(flatten_inputs((a,)))
+        names += [base] if isinstance(a, Tensor) else [f"{base}_{j}" for j in range(k)]
+    return names

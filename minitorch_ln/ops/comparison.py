@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd import function as _function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, keepdims_alias, normalize_dims, promote
@@ -37,7 +38,10 @@ def _compare(a, b, fn, name) -> Tensor:
             f"{name}: expected all tensors on the same device, but found tensors on {a.device} and {b.device}; "
             "move them with .to(device) first"
         )
-    return Tensor._from_op(fn(a.array, b.array))
+    out = Tensor._from_op(fn(a.array, b.array))
+    if _function._tracer is not None:  # no Function records a comparison: the ONNX export's trace sees it here
+        _function._tracer(name, None, (a, b), {}, out)
+    return out
 
 
 def eq(a, b) -> Tensor:
