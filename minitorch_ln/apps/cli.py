@@ -342,8 +342,15 @@ def _add_graph(sub) -> None:
 
 
 def _cmd_run(args) -> int:
+    from .launch import launch, set_rank_environment  # noqa: PLC0415
     from .run import run_script  # noqa: PLC0415
 
+    if args.nproc_per_node is not None:  # the launcher: N ranks through mpiexec (apps/launch.py)
+        try:
+            return launch(args.nproc_per_node, args.script, args.args)
+        except (ValueError, FileNotFoundError) as exc:
+            return _fail("run", exc)
+    set_rank_environment()  # under mpiexec: RANK, LOCAL_RANK, WORLD_SIZE from MPI
     return run_script(args.script, args.args)
 
 
@@ -351,6 +358,8 @@ def _add_run(sub) -> None:
     p = sub.add_parser("run", help="run a PyTorch script on minitorch_ln (import torch gives minitorch_ln)",
                        description="Run SCRIPT.py as `python SCRIPT.py args...` would, with `import torch` resolved "
                                    "to minitorch_ln (docs/torch_compat.md); its exit status is the command's.")
+    p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
+                   help="start N ranks through MPI with torchrun's environment (docs/distributed.md)")
     p.add_argument("script", metavar="SCRIPT.py", help="the script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments, passed on as they are")
     p.set_defaults(func=_cmd_run)

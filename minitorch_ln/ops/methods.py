@@ -10,6 +10,7 @@ and ``inplace.py`` (``_InPlace``); everything else is the op function itself or 
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..autograd.post_accumulate import register_post_accumulate_grad_hook
 from .activation_piecewise import prelu
 from .activation_threshold import hardshrink
 from .binary import (
@@ -192,6 +193,8 @@ METHODS = {
     "clamp_": _InPlace.clamp_, "masked_fill_": _InPlace.masked_fill_, "_everywhere": _InPlace._everywhere,
     "copy_": _InPlace.copy_, "fill_": _InPlace.fill_, "zero_": _InPlace.zero_, "uniform_": _InPlace.uniform_,
     "normal_": _InPlace.normal_,
+    # autograd/post_accumulate.py: a hook run after backward adds into .grad (DistributedDataParallel uses it)
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
 }
 
 
