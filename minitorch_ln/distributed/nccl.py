@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from .process_group import ReduceOp, Work
+from .work import ReduceOp, Work
 
 __all__ = ["nccl_available", "make_communicator", "nccl_all_reduce", "nccl_broadcast"]
 
