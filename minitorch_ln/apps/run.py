@@ -77,7 +77,7 @@ def run_script(script: str, args=(), *, prog: str = "minitorch-ln run") -> int:
         return _stop_other_ranks(130, "interrupted (KeyboardInterrupt)")
     except BaseException as exc:  # noqa: BLE001 - as Python: any uncaught exception is a traceback and 1
         _print_script_traceback(script, exc)
-        return _stop_other_ranks(1, f"{type(exc).__name__}: {exc}")
+        return _stop_other_ranks(1, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
     finally:
         sys.argv = saved_argv
         if saved_path0 is not None:

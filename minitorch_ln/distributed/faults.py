@@ -29,7 +29,7 @@ def abort_job(rank: int, world_size: int, what: str, code: int = 1) -> None:
 def describe(exc: BaseException) -> str:
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted (KeyboardInterrupt)"
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def exit_code(exc: BaseException) -> int:

@@ -4,7 +4,8 @@ PyTorch's design (``torch/csrc/distributed/c10d/reducer.cpp``), in NumPy and MPI
 
 - at wrap, the parameters are put in buckets in the reverse order of ``module.parameters()`` (about
   the order the backward produces their gradients), one dtype per bucket, the first bucket capped
-  at 1 MiB (so that the first reduction starts early) and the others at ``bucket_cap_mb`` (25 MB);
+  at 1 MiB (so that the first reduction starts early) and the others at 25 MB (a ``bucket_cap_mb``
+  given caps every bucket, the first one too, as PyTorch 2.13);
 - each parameter gets a post-accumulate-grad hook (:mod:`minitorch_ln.autograd.post_accumulate`):
   when the engine has added its gradient into ``.grad``, the hook copies it into its bucket's flat
   buffer; when a bucket is full, it is divided by the world size and handed to MPI's non-blocking
@@ -71,7 +72,8 @@ class Reducer:
     def __init__(self, params, pg, bucket_cap_mb=None, find_unused_parameters: bool = False):
         self.params, self.pg = params, pg
         cap = int((DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
-        self.buckets = [_Bucket(params, idx) for idx in assign_buckets(params, cap)]
+        first = DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None else cap  # as PyTorch 2.13: a given cap is every bucket's
+        self.buckets = [_Bucket(params, idx) for idx in assign_buckets(params, cap, first)]
         self.where = {}  # param index -> (bucket, position in it)
         for b, bucket in enumerate(self.buckets):
             for pos, i in enumerate(bucket.idx):
