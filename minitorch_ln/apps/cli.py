@@ -144,6 +144,7 @@ def _train_options(p) -> None:
     opt("--val-fraction", f"fraction of the text held out (default {d.val_fraction:g})", type=float)
     p.add_argument("--out", default="runs/train", metavar="DIR", help="run directory (default runs/train)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    p.add_argument("--nproc", type=int, default=None, metavar="N", help="train data-parallel on N ranks (MPI)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (for logs)")
     p.add_argument("--sample-chars", type=int, default=None, metavar="N",
                    help="length of the sample printed at the end (default 300)")
@@ -152,6 +153,10 @@ def _train_options(p) -> None:
 def _cmd_train(args) -> int:
     from .train import ConfigError, TrainConfig, train  # noqa: PLC0415
 
+    if args.nproc is not None:  # N ranks through mpiexec, rank 0 writing (apps/train_parallel.py)
+        from .train_parallel import launch_train  # noqa: PLC0415
+
+        return launch_train(args.nproc, args.argv)
     names = [f for f in TrainConfig.__dataclass_fields__]
     overrides = {n: getattr(args, n) for n in names if hasattr(args, n)}
     try:
@@ -342,16 +347,9 @@ def _add_graph(sub) -> None:
 
 
 def _cmd_run(args) -> int:
-    from .launch import launch, set_rank_environment  # noqa: PLC0415
-    from .run import run_script  # noqa: PLC0415
+    from .launch import run_command  # noqa: PLC0415 - with --nproc-per-node N: N ranks through mpiexec
 
-    if args.nproc_per_node is not None:  # the launcher: N ranks through mpiexec (apps/launch.py)
-        try:
-            return launch(args.nproc_per_node, args.script, args.args)
-        except (ValueError, FileNotFoundError) as exc:
-            return _fail("run", exc)
-    set_rank_environment()  # under mpiexec: RANK, LOCAL_RANK, WORLD_SIZE from MPI
-    return run_script(args.script, args.args)
+    return run_command(args.script, args.args, args.nproc_per_node)
 
 
 def _add_run(sub) -> None:
@@ -384,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # train --nproc re-runs it in each rank
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

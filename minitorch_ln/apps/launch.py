@@ -22,7 +22,7 @@ import sys
 import sysconfig
 import uuid
 
-__all__ = ["find_mpiexec", "launch", "launch_command", "set_rank_environment"]
+__all__ = ["find_mpiexec", "launch", "launch_command", "run_command", "run_job", "set_rank_environment"]
 
 INSTALL_HINT = "pip install 'minitorch-ln[distributed]' (mpi4py and the mpich wheel, which ships mpiexec)"
 
@@ -60,8 +60,12 @@ def launch(nproc: int, script: str, args=(), master_addr: str = "127.0.0.1", mas
         raise ValueError(f"--nproc-per-node must be a positive integer, got {nproc!r}")
     if not os.path.isfile(script):
         raise FileNotFoundError(f"can't open file {script!r}: No such file or directory")
-    cmd = launch_command(nproc, script, args)
-    proc = subprocess.Popen(cmd, env=launch_environment(nproc, master_addr, master_port))
+    return run_job(launch_command(nproc, script, args), launch_environment(nproc, master_addr, master_port))
+
+
+def run_job(cmd, env) -> int:
+    """Run the ``mpiexec`` command line ``cmd``; its status, or 130 after Ctrl-C (the ranks got it too)."""
+    proc = subprocess.Popen(cmd, env=env)
     try:
         return proc.wait()
     except KeyboardInterrupt:  # the ranks got the same SIGINT; give them a moment, then stop them
@@ -89,3 +93,18 @@ def set_rank_environment() -> None:
     for key, value in (("RANK", rank), ("WORLD_SIZE", size), ("LOCAL_RANK", local), ("LOCAL_WORLD_SIZE", local_size),
                        ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
         env.setdefault(key, value)
+
+
+def run_command(script: str, args, nproc_per_node=None) -> int:
+    """``minitorch-ln run``: with ``nproc_per_node``, the launcher; else the script in this process (a rank
+    of an MPI job when started by mpiexec: torchrun's variables come from MPI's)."""
+    if nproc_per_node is not None:
+        try:
+            return launch(nproc_per_node, script, args)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"minitorch-ln run: error: {exc}", file=sys.stderr)
+            return 1
+    from .run import run_script  # noqa: PLC0415
+
+    set_rank_environment()
+    return run_script(script, args)
