@@ -191,7 +191,7 @@ def test_distributed_before_init_process_group(T, monkeypatch):
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         T.distributed.get_rank()
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
-        T.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2), device_ids=[0])
+        T.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2))
     monkeypatch.setitem(sys.modules, "mpi4py", None)  # as if not installed
     monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
     assert T.distributed.is_available() is False

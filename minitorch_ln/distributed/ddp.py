@@ -9,9 +9,9 @@ buckets while the backward runs; after ``loss.backward()`` every rank holds the 
 lets gradients accumulate locally until the next synchronised backward. The wrapped model is
 ``ddp.module``; ``state_dict`` keys start with ``module.`` as PyTorch's.
 
-``device_ids``, ``output_device``, ``gradient_as_bucket_view`` and ``static_graph`` are accepted
-for compatibility and change nothing here (one device per process; gradients are copied out of the
-buckets).
+``device_ids`` must be None for a CPU module (PyTorch's ValueError otherwise); for a GPU module it,
+``output_device``, ``gradient_as_bucket_view`` and ``static_graph`` are accepted and change nothing
+here (one device per process; gradients are copied out of the buckets).
 """
 
 from __future__ import annotations
@@ -71,6 +71,12 @@ class DistributedDataParallel(Module):
                                "that requires a gradient.")
         if bucket_cap_mb is not None and not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be > 0, got {bucket_cap_mb}")
+        devices = {str(p.device) for p in params}
+        if device_ids is not None and devices == {"cpu"}:  # PyTorch's check, message and type
+            raise ValueError(f"DistributedDataParallel device_ids and output_device arguments only work with "
+                             f"single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                             f"{list(device_ids)}, output_device {output_device}, and module parameters "
+                             f"{{device(type='cpu')}}.")
         self.module = module
         object.__setattr__(self, "process_group", pg)
         self.device_ids, self.output_device, self.dim = device_ids, output_device, dim

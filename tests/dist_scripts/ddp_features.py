@@ -106,6 +106,13 @@ except RuntimeError as exc:
 else:
     raise AssertionError("DDP of a module without trainable parameters did not raise")
 
+try:  # PyTorch's error: device_ids is for GPU modules (nanoGPT passes it; on the CPU it must be None)
+    DDP(nn.Linear(2, 2), device_ids=[r])
+except ValueError as exc:
+    assert f"but got device_ids [{r}], output_device None, and module parameters {{device(type='cpu')}}" in str(exc)
+else:
+    raise AssertionError("device_ids with a CPU module did not raise")
+
 dist.barrier()
 dist.destroy_process_group()
 print(f"DDP OK rank {r}", flush=True)
