@@ -100,9 +100,9 @@ class DistributedDataParallel(Module):
         out = self.module(*inputs, **kwargs)
         if sync:
             self.reducer.prepare_for_backward(out)
-        else:
+        elif is_grad_enabled():  # a no_sync() forward: its backward accumulates locally
             self.reducer.armed = False
-        return out
+        return out  # (a forward under no_grad leaves a pending synchronised backward armed)
 
     @contextlib.contextmanager
     def no_sync(self):

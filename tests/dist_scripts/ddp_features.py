@@ -51,6 +51,18 @@ for p, q in zip(net.parameters(), ref.parameters()):
     np.testing.assert_allclose(p.grad.numpy(), (local[0] + local[1]) / 2, rtol=1e-12, atol=1e-14)
 assert model.reducer.stats["backwards"] == 1
 
+# --- an evaluation forward under no_grad between a forward and its backward leaves the reduction armed
+for p, q in zip(net.parameters(), ref.parameters()):
+    p.grad, q.grad = None, None
+out = model(x)
+with mt.no_grad():
+    model(x)
+(out * up).sum().backward()
+(ref(x) * up).sum().backward()
+for p, q in zip(net.parameters(), ref.parameters()):
+    local = gathered(q.grad.numpy())
+    np.testing.assert_allclose(p.grad.numpy(), (local[0] + local[1]) / 2, rtol=1e-12, atol=1e-14)
+
 # --- nanoGPT's accumulation: require_backward_grad_sync False on all micro-steps but the last
 for p, q in zip(net.parameters(), ref.parameters()):
     p.grad, q.grad = None, None
