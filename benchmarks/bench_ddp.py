@@ -49,7 +49,8 @@ def worker(framework: str, preset: str, steps: int, warmup: int, cap) -> None:
     B, T = SETUPS[preset], config.block_size
     b = B // world
     rng = np.random.default_rng(0)
-    idx, tgt = rng.integers(0, VOCAB, (B, T))[rank * b:(rank + 1) * b], rng.integers(0, VOCAB, (B, T))[rank * b:(rank + 1) * b]
+    mine = slice(rank * b, (rank + 1) * b)  # this rank's sequences of the global batch
+    idx, tgt = rng.integers(0, VOCAB, (B, T))[mine], rng.integers(0, VOCAB, (B, T))[mine]
     model = GPT(config)
     if framework == "mt":
         import minitorch_ln.distributed as dist  # noqa: PLC0415
@@ -134,7 +135,8 @@ def driver(presets, steps: int, warmup: int, with_torch: bool, cap) -> None:
     me = os.path.abspath(__file__)
     env = dict(os.environ, **THREADS)
     env.pop("RANK", None)
-    args = ["--worker", "--steps", str(steps), "--warmup", str(warmup)] + ([] if cap is None else ["--bucket-cap-mb", str(cap)])
+    args = ["--worker", "--steps", str(steps), "--warmup", str(warmup)]
+    args += [] if cap is None else ["--bucket-cap-mb", str(cap)]
     torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
     print(f"{'preset':6} {'framework':10} {'1 process':>10} {'2 ranks':>9} {'speed-up':>9} {'efficiency':>10}  "
           f"reduction hidden behind the backward")
@@ -160,7 +162,8 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--no-torch", action="store_true")
-    p.add_argument("--bucket-cap-mb", type=float, default=None, help="DDP's bucket_cap_mb (default: 25, the first 1 MiB)")
+    p.add_argument("--bucket-cap-mb", type=float, default=None,
+                   help="DDP's bucket_cap_mb (default 25, the first 1 MiB)")
     p.add_argument("--framework", default="mt", choices=["mt", "torch"])
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()

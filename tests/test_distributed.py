@@ -71,6 +71,7 @@ def test_two_ranks_give_the_weights_of_one_process_on_the_combined_batch(tmp_pat
     (w0, loss0), (w1, loss1), (ref, loss_ref) = (_weights(tmp_path / "W", 0), _weights(tmp_path / "W", 1),
                                                  _weights(tmp_path / "R"))
     np.testing.assert_array_equal(w0, w1)  # the replicas never drift apart
+    np.testing.assert_array_equal(loss0, loss1)  # the all-reduced loss is the same on both ranks
     np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-9)
     np.testing.assert_allclose(loss0, loss_ref, rtol=0, atol=1e-9)
     assert not np.allclose(ref, np.load(tmp_path / "W.rank0.npy") + 1e-3)  # the comparison can fail

@@ -46,7 +46,8 @@ def launch_command(nproc: int, script: str, args=(), python: str = sys.executabl
 def launch_environment(nproc: int, master_addr: str = "127.0.0.1", master_port: int = 29500) -> dict:
     env = dict(os.environ)
     env.update({"MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port), "WORLD_SIZE": str(nproc),
-                "LOCAL_WORLD_SIZE": str(nproc), "TORCHELASTIC_RUN_ID": env.get("TORCHELASTIC_RUN_ID", uuid.uuid4().hex)})
+                "LOCAL_WORLD_SIZE": str(nproc),
+                "TORCHELASTIC_RUN_ID": env.get("TORCHELASTIC_RUN_ID", uuid.uuid4().hex)})
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("NUMBA_NUM_THREADS", "1")
     for key in ("RANK", "LOCAL_RANK"):  # each rank's own, set from MPI at its start

@@ -170,8 +170,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     world = MPI.COMM_WORLD
     mpi_rank, mpi_size = world.Get_rank(), world.Get_size()
     for what, given, expected in (("WORLD_SIZE (environment)", _env_int("WORLD_SIZE"), mpi_size),
-                                  ("world_size", world_size, mpi_size), ("RANK (environment)", _env_int("RANK"), mpi_rank),
-                                  ("rank", rank, mpi_rank)):
+                                  ("world_size", world_size, mpi_size),
+                                  ("RANK (environment)", _env_int("RANK"), mpi_rank), ("rank", rank, mpi_rank)):
         _check_against_mpi(what, given, expected, mpi_rank, mpi_size)
     pg = ProcessGroup(world.Dup(), str(name))
     if name == "nccl":

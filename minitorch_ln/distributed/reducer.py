@@ -72,7 +72,7 @@ class Reducer:
     def __init__(self, params, pg, bucket_cap_mb=None, find_unused_parameters: bool = False):
         self.params, self.pg = params, pg
         cap = int((DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
-        first = DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None else cap  # as PyTorch 2.13: a given cap is every bucket's
+        first = DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None else cap  # PyTorch 2.13: a given cap caps all
         self.buckets = [_Bucket(params, idx) for idx in assign_buckets(params, cap, first)]
         self.where = {}  # param index -> (bucket, position in it)
         for b, bucket in enumerate(self.buckets):
