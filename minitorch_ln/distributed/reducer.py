@@ -10,8 +10,9 @@ PyTorch's design (``torch/csrc/distributed/c10d/reducer.cpp``), in NumPy and MPI
   when the engine has added its gradient into ``.grad``, the hook copies it into its bucket's flat
   buffer; when a bucket is full, it is divided by the world size and handed to MPI's non-blocking
   ``Iallreduce`` (SUM), buckets strictly in index order so every rank posts the same sequence;
-- every hook also calls ``MPI.Request.Testall`` on the reductions in flight, which lets MPI move
-  them on while the backward keeps computing (MPICH progresses only inside MPI calls);
+- every hook also calls ``Test`` on the reductions in flight, which lets MPI move them on while
+  the backward keeps computing (MPICH progresses only inside MPI calls); ``stats["hidden_bytes"]``
+  counts the bytes whose reduction finished before the backward's end;
 - the hook of the last parameter waits for all of them and copies the averages back into the
   ``.grad`` tensors (in place): the wait at the end of the backward.
 
@@ -64,6 +65,7 @@ class _Bucket:
         self.buffer = np.zeros(n, params[idx[0]].array.dtype)  # (N,)
         self.pending = len(idx)
         self.request = None
+        self.done = False  # its reduction finished while the backward was still running
 
 
 class Reducer:
@@ -81,7 +83,8 @@ class Reducer:
         self.find_unused_parameters = find_unused_parameters
         self.armed = False  # a backward is expected to reduce (set by the forward)
         self.started = False  # a hook of this iteration has run, and the reduction is not finished
-        self.stats = {"backwards": 0, "wait_s": 0.0, "reduce_bytes": 0}
+        # per backward summed: the wait at its end; bytes reduced; bytes whose reduction finished during it
+        self.stats = {"backwards": 0, "wait_s": 0.0, "reduce_bytes": 0, "hidden_bytes": 0}
         self._handles = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
 
     def _hook(self, i):
@@ -110,7 +113,7 @@ class Reducer:
         if self.armed and getattr(self, "_used", None) is not None:
             self._used_request.Wait()  # a forward without a backward: its mask reduction is still posted
         for bucket in self.buckets:
-            bucket.pending, bucket.request = len(bucket.idx), None
+            bucket.pending, bucket.request, bucket.done = len(bucket.idx), None, False
         self._ready = [False] * len(self.params)
         self._next = 0
         self.armed, self.started = True, False
@@ -139,9 +142,9 @@ class Reducer:
             view[...] = grad.array.reshape(-1)
         bucket.pending -= 1
         self._launch_ready()
-        in_flight = [bk.request for bk in self.buckets[:self._next] if bk.request is not None]
-        if in_flight:
-            load_mpi().Request.Testall(in_flight)  # lets MPI progress the reductions during the backward
+        for bk in self.buckets[:self._next]:  # Test lets MPI progress the reductions during the backward
+            if not bk.done and bk.request.Test():
+                bk.done = True
         if self._next == len(self.buckets) and all(self._ready):
             self._finalize()
 
@@ -162,6 +165,7 @@ class Reducer:
             self._used_request.Wait()
         self.stats["wait_s"] += time.perf_counter() - t0
         self.stats["backwards"] += 1
+        self.stats["hidden_bytes"] += sum(b.buffer.nbytes for b in self.buckets if b.done)
         for bucket in self.buckets:
             for pos, i in enumerate(bucket.idx):
                 p = self.params[i]
