@@ -192,3 +192,17 @@ def test_launcher_bad_arguments_are_one_line_errors(tmp_path, capsys):
     assert "--nproc-per-node must be a positive integer, got 0" in capsys.readouterr().err
     assert main(["run", "--nproc-per-node", "2", str(tmp_path / "missing.py")]) == 1
     assert "can't open file" in capsys.readouterr().err
+
+
+def test_plain_python_under_mpiexec_aborts_through_the_excepthook(tmp_path):
+    # no `minitorch-ln run`: init_process_group installs sys.excepthook, which aborts the job
+    from minitorch_ln.apps.launch import find_mpiexec
+
+    script = tmp_path / "plain.py"
+    script.write_text("import minitorch_ln.distributed as dist\ndist.init_process_group()\n"
+                      "if dist.get_rank() == 0:\n    raise KeyError('plain failure')\ndist.barrier()\n")
+    t0 = time.monotonic()
+    res = subprocess.run([find_mpiexec(), "-n", "2", sys.executable, str(script)], env=_env(), capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode != 0 and time.monotonic() - t0 < 30
+    assert "[rank 0/2] KeyError: 'plain failure': stopping all 2 ranks" in res.stderr
