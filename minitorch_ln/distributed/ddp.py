@@ -9,9 +9,10 @@ buckets while the backward runs; after ``loss.backward()`` every rank holds the 
 lets gradients accumulate locally until the next synchronised backward. The wrapped model is
 ``ddp.module``; ``state_dict`` keys start with ``module.`` as PyTorch's.
 
-``device_ids`` must be None for a CPU module (PyTorch's ValueError otherwise); for a GPU module it,
-``output_device``, ``gradient_as_bucket_view`` and ``static_graph`` are accepted and change nothing
-here (one device per process; gradients are copied out of the buckets).
+The module must be on the CPU (the reducer runs on MPI; a GPU module raises, saying so).
+``device_ids`` must then be None (PyTorch's ValueError otherwise); ``output_device``,
+``gradient_as_bucket_view`` and ``static_graph`` are accepted and change nothing here (one device
+per process; gradients are copied out of the buckets).
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ class DistributedDataParallel(Module):
                              f"single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                              f"{list(device_ids)}, output_device {output_device}, and module parameters "
                              f"{{device(type='cpu')}}.")
+        if devices != {"cpu"}:
+            raise RuntimeError(f"DistributedDataParallel: the module's parameters are on {sorted(devices)}, but "
+                               "minitorch_ln's gradient reducer runs on MPI with CPU tensors; move the model to the "
+                               "CPU (the nccl backend's all_reduce and broadcast take GPU tensors, DDP does not)")
         self.module = module
         object.__setattr__(self, "process_group", pg)
         self.device_ids, self.output_device, self.dim = device_ids, output_device, dim

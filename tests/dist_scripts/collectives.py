@@ -140,6 +140,30 @@ else:
     assert dist.recv(t, src=0) == 0
     close(t, [42.0])
 
+# a property over 80 random cases (shapes incl. 0-d, dtypes, ops, transposed views): all_reduce equals NumPy's
+# reduction of what every rank holds (gathered with all_gather_object); the same cases on every rank
+cases = np.random.default_rng(123)
+values = np.random.default_rng(1000 + r)  # this rank's own values
+reducers = {ReduceOp.SUM: np.sum, ReduceOp.PRODUCT: np.prod, ReduceOp.MIN: np.min, ReduceOp.MAX: np.max,
+            ReduceOp.AVG: np.mean}
+for _ in range(80):
+    shape = tuple(int(n) for n in cases.integers(1, 5, cases.integers(0, 4)))
+    dtype = str(cases.choice(["float64", "float32", "int64", "int32"]))
+    op = list(reducers)[cases.integers(len(reducers))]
+    if op == ReduceOp.AVG and dtype.startswith("int"):
+        op = ReduceOp.SUM
+    view = len(shape) >= 2 and cases.random() < 0.5
+    raw = values.standard_normal(shape) * 3 if dtype.startswith("float") else values.integers(-5, 6, shape)
+    t = mt.tensor(np.asarray(raw, dtype=dtype))  # an array: mt.tensor(np.float64(x)) is float32 (PyTorch: float64)
+    if view:
+        t = t.transpose(0, 1)  # non-contiguous
+    everyone = [None] * W
+    dist.all_gather_object(everyone, t.numpy())
+    want = reducers[op](np.stack(everyone), axis=0).astype(dtype)
+    dist.all_reduce(t, op=op)
+    assert str(t.dtype) == dtype and tuple(t.shape) == want.shape, (t.dtype, t.shape, want.shape, dtype, shape)
+    np.testing.assert_allclose(t.numpy(), want, rtol={"float64": 1e-15, "float32": 1e-6}.get(dtype, 0), atol=0)
+
 dist.barrier()
 dist.barrier(async_op=True).wait()
 dist.destroy_process_group()
