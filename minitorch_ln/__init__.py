@@ -27,6 +27,7 @@ from .dtypes import bfloat16, can_cast, finfo, get_default_dtype, iinfo, promote
 from .serialization import load, save  # noqa: E402
 from . import linalg, nn, optim, special, utils  # noqa: E402 - after the ops, which the layers use
 from . import amp  # noqa: E402 - mixed precision: autocast, GradScaler
+from . import distributed  # noqa: E402 - torch.distributed on MPI (mpi4py is imported only by init_process_group)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
 from . import diagnostics  # noqa: E402 - attaches the LayerNorm term check and gradcheck's heat-map writer
 

@@ -53,6 +53,7 @@ class Tensor(TensorProtocols):
     _output_nr = 0
     _accumulator_ref = None  # a weak reference to the leaf's AccumulateGrad node
     _leaf_hooks = None  # {0: [hook, ...]} of a leaf, shared with its AccumulateGrad node
+    _post_accumulate_hooks = None  # {id: hook(leaf)}, called after .grad is updated (autograd/post_accumulate.py)
     _retains_grad = False
     _retain_hook = None
     name = None

@@ -21,7 +21,8 @@ LAYERS = [
     ("ops", ["ops", "linalg", "special"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp", "grad_scaler"]),
-    ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),
+    ("utils.data, io, interop, distributed", ["utils", "serialization", "safe_globals", "interop", "onnx",
+                                              "distributed"]),
     ("diagnostics", ["diagnostics"]),
     ("apps", ["apps", "__main__", "run", "exercises"]),
 ]

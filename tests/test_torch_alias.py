@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minitorch_ln as mt
+import minitorch_ln.distributed as mt_dist
 from helpers import torch  # the real PyTorch, the reference
 from minitorch_ln.interop import torch_alias as ta
 from minitorch_ln.interop.torch_alias import TorchCompatError, torch_alias
@@ -49,7 +50,7 @@ def test_every_import_form_resolves_to_minitorch_ln():
         assert F.layer_norm is mt.nn.functional.layer_norm and t.optim.AdamW is mt.optim.AdamW
         assert DataLoader is DL2 is mt.utils.data.DataLoader and Dataset is mt.utils.data.Dataset
         assert t.Tensor is mt.Tensor and t.no_grad is mt.no_grad and t.tensor is mt.tensor
-        assert t.linalg.vector_norm is mt.linalg.vector_norm and dist.is_available() is False
+        assert t.linalg.vector_norm is mt.linalg.vector_norm and dist.init_process_group is mt_dist.init_process_group
         assert t.cuda.amp.GradScaler is not None and t.amp.autocast is t.autocast
         x = t.randn(2, 3)
         assert isinstance(x, mt.Tensor) and x.dtype == np.float32
@@ -183,14 +184,19 @@ def test_inference_mode_records_no_graph(T):
     assert not f(x).requires_grad and not g(x).requires_grad and T.is_grad_enabled()
 
 
-def test_distributed_stubs(T):
-    assert T.distributed.is_available() is False and T.distributed.is_initialized() is False
-    with pytest.raises(RuntimeError, match="init_process_group: minitorch_ln has no distributed training"):
-        T.distributed.init_process_group(backend="nccl")
+def test_distributed_before_init_process_group(T, monkeypatch):
+    # torch.distributed is minitorch_ln.distributed (MPI, an optional extra): nothing works before
+    # init_process_group, with PyTorch's errors; without mpi4py it is unavailable and says how to install it
+    assert T.distributed.is_initialized() is False
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         T.distributed.get_rank()
-    with pytest.raises(RuntimeError, match="DistributedDataParallel"):
-        T.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2), device_ids=[0])
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        T.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2))
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # as if not installed
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
+    assert T.distributed.is_available() is False
+    with pytest.raises(RuntimeError, match=r"pip install 'minitorch-ln\[distributed\]'"):
+        T.distributed.init_process_group(backend="gloo")
 
 
 def test_manual_seed_returns_a_generator_and_repeats(T):

@@ -146,6 +146,7 @@ def _train_options(p) -> None:
     opt("--val-fraction", f"fraction of the text held out (default {d.val_fraction:g})", type=float)
     p.add_argument("--out", default="runs/train", metavar="DIR", help="run directory (default runs/train)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    p.add_argument("--nproc", type=int, default=None, metavar="N", help="train data-parallel on N ranks (MPI)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (for logs)")
     p.add_argument("--sample-chars", type=int, default=None, metavar="N",
                    help="length of the sample printed at the end (default 300)")
@@ -154,6 +155,10 @@ def _train_options(p) -> None:
 def _cmd_train(args) -> int:
     from .train import ConfigError, TrainConfig, train  # noqa: PLC0415
 
+    if args.nproc is not None:  # N ranks through mpiexec, rank 0 writing (apps/train_parallel.py)
+        from .train_parallel import launch_train  # noqa: PLC0415
+
+        return launch_train(args.nproc, args.argv)
     names = [f for f in TrainConfig.__dataclass_fields__]
     overrides = {n: getattr(args, n) for n in names if hasattr(args, n)}
     try:
@@ -344,15 +349,17 @@ def _add_graph(sub) -> None:
 
 
 def _cmd_run(args) -> int:
-    from .run import run_script  # noqa: PLC0415
+    from .launch import run_command  # noqa: PLC0415 - with --nproc-per-node N: N ranks through mpiexec
 
-    return run_script(args.script, args.args)
+    return run_command(args.script, args.args, args.nproc_per_node)
 
 
 def _add_run(sub) -> None:
     p = sub.add_parser("run", help="run a PyTorch script on minitorch_ln (import torch gives minitorch_ln)",
                        description="Run SCRIPT.py as `python SCRIPT.py args...` would, with `import torch` resolved "
                                    "to minitorch_ln (docs/torch_compat.md); its exit status is the command's.")
+    p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
+                   help="start N ranks through MPI with torchrun's environment (docs/distributed.md)")
     p.add_argument("script", metavar="SCRIPT.py", help="the script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments, passed on as they are")
     p.set_defaults(func=_cmd_run)
@@ -378,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # train --nproc re-runs it in each rank
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

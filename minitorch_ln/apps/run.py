@@ -42,6 +42,17 @@ def _print_script_traceback(script: str, exc: BaseException) -> None:
     traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
 
 
+def _stop_other_ranks(code: int, what: str) -> int:
+    """A rank of a distributed job that fails aborts all of them (distributed/faults.py), else ``code``."""
+    from .. import distributed  # noqa: PLC0415
+
+    if code != 0 and distributed.is_initialized() and distributed.get_world_size() > 1:
+        from ..distributed.faults import abort_job  # noqa: PLC0415
+
+        abort_job(distributed.get_rank(), distributed.get_world_size(), what, code)
+    return code
+
+
 def run_script(script: str, args=(), *, prog: str = "minitorch-ln run") -> int:
     """Run ``script`` with ``args`` under the torch alias and return its exit status."""
     if not os.path.isfile(script):
@@ -60,13 +71,13 @@ def run_script(script: str, args=(), *, prog: str = "minitorch-ln run") -> int:
             runpy.run_path(script, run_name="__main__")
         return 0
     except SystemExit as exc:
-        return _exit_code(exc)
+        return _stop_other_ranks(_exit_code(exc), f"exited with status {_exit_code(exc)}")
     except KeyboardInterrupt as exc:
         _print_script_traceback(script, exc)
-        return 130
+        return _stop_other_ranks(130, "interrupted (KeyboardInterrupt)")
     except BaseException as exc:  # noqa: BLE001 - as Python: any uncaught exception is a traceback and 1
         _print_script_traceback(script, exc)
-        return 1
+        return _stop_other_ranks(1, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
     finally:
         sys.argv = saved_argv
         if saved_path0 is not None:

@@ -41,6 +41,7 @@ import numpy as np
 from .. import backend
 from ..autograd import AnomalyError, detect_anomaly, no_grad
 from ..autograd.anomaly import explain_nonfinite
+from .train_parallel import parallel_run
 from .checkpoint import (
     CheckpointError, get_rng_states, latest_step, reseed_devices, resolve_checkpoint, set_rng_states,
     write_checkpoint,
@@ -160,7 +161,7 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
         raise ConfigError(f"--sample-chars must be an int in [0, {MAX_SAMPLE_CHARS}] (the preview printed after "
                           f"training), got {sample_chars!r}; for longer text: `minitorch-ln sample --max-new-tokens`")
     out_dir = os.fspath(out_dir)
-    lock, created = _lock_out_dir(out_dir, resume)
+    lock, created = _lock_out_dir(out_dir, resume) if parallel_run().writer else (None, [])  # rank 0 writes
     try:
         return _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars)
     finally:
@@ -171,6 +172,8 @@ def train(overrides: "dict | None" = None, out_dir="runs/train", resume: bool = 
 
 def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -> dict:
     cfg, ck, corpus, tok, dataset = _prepare(overrides, out_dir, resume)
+    par = parallel_run()  # train --nproc N: this rank's part (train_parallel.py); else a no-op
+    quiet, progress = quiet or not par.writer, progress and par.writer
     backend.manual_seed(cfg.seed)
     model = build_model(cfg, tok.vocab_size)
     block_size = model.config.block_size
@@ -189,12 +192,15 @@ def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -
         scheduler.load_state_dict(ck["state"]["scheduler"])
         set_rng_states(ck["state"]["rng"])
         step = ck["state"]["step"]
+        par.check_resume(ck["state"], out_dir)
         reseed_devices(cfg.seed, step)  # as the original run did right after writing this checkpoint
         if step > cfg.steps:
             raise ConfigError(f"the run in {out_dir} is already at step {step}, past --steps {cfg.steps}")
-    _make_out_dir(out_dir, fresh=ck is None)
+    net = par.wrap(model, cfg.batch_size)  # DistributedDataParallel: rank 0's weights on every rank
     metrics_path = os.path.join(out_dir, "metrics.jsonl")
-    _truncate_metrics(metrics_path, step)
+    if par.writer:
+        _make_out_dir(out_dir, fresh=ck is None)
+        _truncate_metrics(metrics_path, step)
 
     _say(f"corpus: {corpus.description}\n        {corpus.num_chars:,} characters, vocabulary {tok.vocab_size}, "
          f"sha256 {corpus.sha256[:16]}...", quiet)
@@ -207,12 +213,12 @@ def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -
              f"steps after it use --min-lr {cfg.min_lr:g}", quiet)
 
     def checkpoint(val_loss=None):
-        if latest_step(out_dir) == step:
+        if latest_step(out_dir) == step or not par.writer:
             return
         try:
             write_checkpoint(out_dir, step, model.state_dict(), optimizer.state_dict(), run_config,
                              {"rng": get_rng_states(), "scheduler": scheduler.state_dict(),
-                              "val_loss": val_loss, "unigram_loss": baseline})
+                              "val_loss": val_loss, "unigram_loss": baseline, "world_size": par.world})
         except OSError as exc:  # a full disk, a quota, an I/O error: write_checkpoint removed its partial files
             bar.close()
             last = latest_step(out_dir)
@@ -235,7 +241,7 @@ def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -
                file=sys.stderr)
     t_run = time.perf_counter()
     tok_rate = None
-    with _StopFlag() as stop, open(metrics_path, "a", encoding="utf-8") as metrics:
+    with _StopFlag() as stop, open(metrics_path if par.writer else os.devnull, "a", encoding="utf-8") as metrics:
         def log(record):
             metrics.write(json.dumps(record) + "\n")
             metrics.flush()
@@ -251,13 +257,13 @@ def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -
             return summary
 
         while step < cfg.steps:
-            if stop.requested:
+            if par.agree(stop.requested):  # every rank stops after the same step
                 break
             t0 = time.perf_counter()
             rng_before = get_rng_states()
             x, y = dataset.get_batch("train", cfg.batch_size, block_size, device=cfg.device)
-            _, loss = model(x, y)
-            loss_value = float(loss.item())
+            _, loss = net(par.shard(x), par.shard(y))  # this rank's slice of the batch
+            loss_value = par.mean(float(loss.item()))
             optimizer.zero_grad()
             grad_norm = float("nan")
             if math.isfinite(loss_value):
@@ -308,7 +314,8 @@ def _train(overrides, out_dir, resume, progress, quiet, on_step, sample_chars) -
         val_loss = evaluate(model, eval_set)
         checkpoint(val_loss)
     summary.update(val_loss=val_loss, ratio=val_loss / baseline)
-    _report(summary, model, tok, corpus, cfg, out_dir, metrics_path, sample_chars, quiet)
+    if par.writer:
+        _report(summary, model, tok, corpus, cfg, out_dir, metrics_path, sample_chars, quiet)
     return summary
 
 

@@ -149,6 +149,9 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
             if isinstance(node, AccumulateGrad):
                 if capture is None and grads[0] is not None:
                     _accumulate(node.leaf, grads[0], create_graph, shared)
+                    if node.leaf._post_accumulate_hooks:  # Tensor.register_post_accumulate_grad_hook
+                        for hook in tuple(node.leaf._post_accumulate_hooks.values()):
+                            hook(node.leaf)
                 continue
 
             edges = node._edges  # flat: (node_0, output_index_0, node_1, ...), see Node

@@ -70,6 +70,10 @@ def _torch_extras() -> dict:
     }
 
 
+def _distributed():
+    return importlib.import_module("minitorch_ln.distributed")
+
+
 def _version() -> str:
     from .._version import __version__  # noqa: PLC0415
 
@@ -86,7 +90,7 @@ NAMESPACES = {
     "torch.nn.utils": (("minitorch_ln.nn.utils",), dict),
     "torch.nn.utils.rnn": (("minitorch_ln.nn.utils_rnn",), dict),
     "torch.nn.parameter": ((), lambda: {"Parameter": importlib.import_module("minitorch_ln.nn").Parameter}),
-    "torch.nn.parallel": ((), lambda: {"DistributedDataParallel": ns.DistributedDataParallel,
+    "torch.nn.parallel": ((), lambda: {"DistributedDataParallel": _distributed().DistributedDataParallel,
                                        "DataParallel": ns.DataParallel}),
     "torch.optim": (("minitorch_ln.optim",), dict),
     "torch.optim.lr_scheduler": (("minitorch_ln.optim.lr_scheduler",), dict),
@@ -107,7 +111,8 @@ NAMESPACES = {
     "torch.backends.cuda": ((), lambda: dict(ns.BACKENDS_CUDA)),
     "torch.backends.cudnn": ((), lambda: dict(ns.BACKENDS_CUDNN)),
     "torch.backends.mps": ((), lambda: dict(ns.BACKENDS_MPS)),
-    "torch.distributed": ((), lambda: dict(ns.DISTRIBUTED)),
+    "torch.distributed": (("minitorch_ln.distributed",), dict),  # on MPI (the `distributed` extra)
+    "torch.utils.data.distributed": (("minitorch_ln.utils.data.distributed",), dict),
     "torch.utils.tensorboard": (("minitorch_ln.utils.tensorboard",), dict),  # needs tensorboardX (an extra)
     "torch.serialization": (("minitorch_ln.safe_globals",), ns.serialization_names),
     "torch.accelerator": (("minitorch_ln.accelerator",), dict),

@@ -1,5 +1,5 @@
 """What the ``torch`` alias adds to minitorch_ln's own names: ``compile``, grad-mode switches, legacy
-constructors, ``device``, the ``backends`` flags, the ``distributed`` stubs, and the module paths
+constructors, ``device``, the ``backends`` flags, and the module paths
 ``torch.nn.modules.<file>`` and ``torch.serialization``.
 
 Each is small and says in its docstring what it does here; :mod:`.torch_alias` puts them into the
@@ -233,42 +233,6 @@ BACKENDS_CUDNN = {
 
 BACKENDS_MPS = {"__doc__": "torch.backends.mps: no Apple GPU backend here.",
                 "is_available": lambda: False, "is_built": lambda: False}
-
-
-# ------------------------------------------------------------------------------------------ distributed
-
-
-def _no_distributed(name):
-    def fn(*args, **kwargs):
-        raise RuntimeError(f"torch.distributed.{name}: minitorch_ln has no distributed training (one process, one "
-                           f"device); run the script without torchrun/DDP (see {DOC})")
-    fn.__name__ = name
-    return fn
-
-
-def _not_initialized(name):
-    def fn(*args, **kwargs):
-        raise ValueError("Default process group has not been initialized, please make sure to call "
-                         "init_process_group.")
-    fn.__name__ = name
-    return fn
-
-
-DISTRIBUTED = {
-    "__doc__": "torch.distributed: is_available() and is_initialized() are False; init_process_group raises "
-               "(no distributed training here); the collectives raise PyTorch's 'not initialized' error.",
-    "is_available": lambda: False, "is_initialized": lambda: False,
-    "init_process_group": _no_distributed("init_process_group"),
-    "destroy_process_group": _not_initialized("destroy_process_group"),
-    **{n: _not_initialized(n) for n in ("get_rank", "get_world_size", "barrier", "all_reduce", "broadcast")},
-}
-
-
-class DistributedDataParallel:
-    """``torch.nn.parallel.DistributedDataParallel``: importable; building one raises (no distributed training)."""
-
-    def __init__(self, *args, **kwargs):
-        _no_distributed("DistributedDataParallel")()
 
 
 class DataParallel:

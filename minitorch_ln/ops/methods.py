@@ -10,6 +10,7 @@ and ``inplace.py`` (``_InPlace``); everything else is the op function itself or 
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..autograd.post_accumulate import register_post_accumulate_grad_hook
 from .activation_piecewise import prelu
 from .activation_threshold import hardshrink
 from .binary import (
@@ -198,6 +199,8 @@ METHODS = {
     **FUNCTION_METHODS, **OTHER_METHODS,
     # inplace_variants.py: x.sin_(), x.clamp_min_(0), x.lt_(y), x.tril_(), ... (the method run through _inplace)
     **inplace_methods(),
+    # autograd/post_accumulate.py: a hook run after backward adds into .grad (DistributedDataParallel uses it)
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
 }
 
 
