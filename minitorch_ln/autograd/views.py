@@ -65,7 +65,7 @@ def alias(t):
 def check_writable(t, what: str) -> None:
     """Raise for an in-place write into memory that several elements share (``expand``'s result)."""
     arr = t.array
-    overlapping = any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape))
+    overlapping = 0 in arr.strides and any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape))
     if overlapping or not getattr(arr.flags, "writeable", True):  # CuPy's flags have no writeable
         raise RuntimeError(
             f"{what}: unsupported operation: more than one element of the written-to tensor (shape "

@@ -142,13 +142,20 @@ _NUMBERS = (float, int)  # exact types: a bool, or a NumPy scalar, takes promote
 
 def _wrap_int(x, dt, op: str):
     """A Python int ``x`` outside the range of the integer dtype ``dt`` wrapped into it, as PyTorch."""
-    info = np.iinfo(dt)
-    if info.min <= x <= info.max or not -(2**63) <= x < 2**63:
+    lo, hi = _int_range(dt)
+    if lo <= x <= hi or not -(2**63) <= x < 2**63:
         return x  # in range, or beyond int64: NumPy raises OverflowError (as PyTorch)
     if op in _NO_WRAP:
         raise RuntimeError(f"{op}: value {x} cannot be converted to type {dt} without overflow "
-                           f"(expected a value in [{info.min}, {info.max}])")
-    return (x - info.min) % (1 << (8 * dt.itemsize)) + info.min
+                           f"(expected a value in [{lo}, {hi}])")
+    return (x - lo) % (1 << (8 * dt.itemsize)) + lo
+
+
+@functools.cache
+def _int_range(dt) -> tuple:
+    """``(min, max)`` of the integer dtype ``dt`` as Python ints (``np.iinfo`` is slow to build per op)."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def _operand(x, is_t, dt, ref, op: str = ""):

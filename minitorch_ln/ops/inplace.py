@@ -24,6 +24,9 @@ from .division import floor_divide, remainder
 from .elementwise import add, div, mul, pow, sub  # noqa: A004 - PyTorch's name
 from .selection import clamp, masked_fill, where
 from .shape import broadcast_to
+from ._util import _wrap_int
+
+_NUMBERS = (int, float)  # exact types: a bool or a NumPy scalar takes the general path
 
 
 class _InPlace:
@@ -96,12 +99,18 @@ class _InPlace:
         return self
 
     def add_(self, other, alpha=1):
+        if alpha == 1 and (done := _number_inplace(self, "add_", "add", other)) is not None:
+            return done
         return self._inplace("add_", lambda s: add(s, _scaled(other, alpha)))
 
     def sub_(self, other, alpha=1):
+        if alpha == 1 and (done := _number_inplace(self, "sub_", "subtract", other)) is not None:
+            return done
         return self._inplace("sub_", lambda s: sub(s, _scaled(other, alpha)))
 
     def mul_(self, other):
+        if (done := _number_inplace(self, "mul_", "multiply", other)) is not None:
+            return done
         return self._inplace("mul_", lambda s: mul(s, other))
 
     def div_(self, other):
@@ -216,6 +225,27 @@ class _InPlace:
             arr[...] = random_torch.normal(rng, self.shape, self.dtype, mean, std, contiguous=self.is_contiguous())
 
         return self._overwrite("normal_", write)
+
+
+def _number_inplace(self, what: str, ufunc: str, number) -> Tensor | None:
+    """The fast path of ``x += n``, ``x -= n``, ``x *= n`` (issue 26: ``N[a, b] += 1``): a Python int or
+    float into a tensor whose change is not recorded, when the general path's result dtype is the
+    tensor's own (a float tensor; an integer tensor with an int). The same checks (``_check_inplace``),
+    the same operand (the NumPy scalar ``number_operands`` makes, or ``promote``'s wrapped int), the same
+    ufunc, the same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
+    kind = self.array.dtype.kind
+    if not (kind == "f" and type(number) in _NUMBERS or kind in "iu" and type(number) is int):
+        return None
+    if is_grad_enabled() and self.requires_grad:
+        return None
+    self._check_inplace(what)
+    arr = self.array
+    dt = arr.dtype
+    xp = backend.get_array_module(arr)
+    operand = dt.type(number) if kind == "f" else xp.asarray(_wrap_int(number, dt, what[:-1]), dtype=dt)
+    getattr(xp, ufunc)(arr, operand, out=arr)
+    self._bump_version()
+    return self
 
 
 def _snapshot_saved(result, old) -> None:
