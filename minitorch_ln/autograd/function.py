@@ -186,6 +186,7 @@ class AccumulateGrad(Node):
         return "AccumulateGrad"
 
 
+_new_node = object.__new__  # Node(cls) without the __init__ call: apply sets ``fn`` itself (once per op)
 _NO_EDGE = (None, 0)  # the flat edge of an input that needs no gradient
 
 
@@ -279,7 +280,8 @@ class Function:
                 edges += _NO_EDGE
         if check_devices:
             _check_same_device(cls, args)
-        ctx = Node(cls)
+        ctx = _new_node(Node)
+        ctx.fn = cls
         ctx.needs_input_grad = tuple(needs)
         record = any_needs and grad_mode
 
@@ -293,6 +295,10 @@ class Function:
             out = cls.forward(ctx, *raw, **kwargs)
 
         if type(out) is np.ndarray:  # the common case: one NumPy array
+            results = (Tensor._from_op(out, record),)
+            multiple = False
+        elif isinstance(out, np.generic) and ctx._to_save is None:  # a 0-d op's NumPy scalar, nothing saved
+            out = np.asarray(out)
             results = (Tensor._from_op(out, record),)
             multiple = False
         else:

@@ -11,6 +11,8 @@ base's history is rewritten (``autograd/views.py``: CopySlices), as in PyTorch (
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend, random_torch
 from ..errors import ShapeError
 from ..autograd.grad_mode import is_grad_enabled
@@ -227,22 +229,33 @@ class _InPlace:
         return self._overwrite("normal_", write)
 
 
-def _number_inplace(self, what: str, ufunc: str, number) -> Tensor | None:
-    """The fast path of ``x += n``, ``x -= n``, ``x *= n`` (issue 26: ``N[a, b] += 1``): a Python int or
-    float into a tensor whose change is not recorded, when the general path's result dtype is the
-    tensor's own (a float tensor; an integer tensor with an int). The same checks (``_check_inplace``),
-    the same operand (the NumPy scalar ``number_operands`` makes, or ``promote``'s wrapped int), the same
-    ufunc, the same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
-    kind = self.array.dtype.kind
-    if not (kind == "f" and type(number) in _NUMBERS or kind in "iu" and type(number) is int):
+def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
+    """The fast path of ``x += n``, ``x -= n``, ``x *= n`` (issue 26: ``N[a, b] += 1``, ``ll += log(p)``)
+    when the change is not recorded, for ``other`` a Python int or float or a CPU tensor of ``x``'s dtype
+    (not bool) and of its shape or 0-d, whenever the general path's result dtype is ``x``'s own (a float
+    tensor; an integer tensor with an int). The same checks (``_check_inplace``), the same operand (the
+    NumPy scalar ``number_operands`` makes, ``promote``'s wrapped int, the other's array), the same
+    ufunc (NumPy's ``out=`` copes with overlapping memory as the general path's temporary does), the
+    same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
+    arr = self.array
+    dt = arr.dtype
+    kind = dt.kind
+    if isinstance(other, Tensor):
+        o = other.array
+        if (type(arr) is not np.ndarray or type(o) is not np.ndarray or o.dtype != dt or kind == "b"
+                or (o.shape != arr.shape and o.ndim) or is_grad_enabled() and (self.requires_grad or other.requires_grad)):
+            return None
+        self._check_inplace(what)
+        getattr(np, ufunc)(arr, o, out=arr)
+        self._bump_version()
+        return self
+    if not (kind == "f" and type(other) in _NUMBERS or kind in "iu" and type(other) is int):
         return None
     if is_grad_enabled() and self.requires_grad:
         return None
     self._check_inplace(what)
-    arr = self.array
-    dt = arr.dtype
     xp = backend.get_array_module(arr)
-    operand = dt.type(number) if kind == "f" else xp.asarray(_wrap_int(number, dt, what[:-1]), dtype=dt)
+    operand = dt.type(other) if kind == "f" else xp.asarray(_wrap_int(other, dt, what[:-1]), dtype=dt)
     getattr(xp, ufunc)(arr, operand, out=arr)
     self._bump_version()
     return self
