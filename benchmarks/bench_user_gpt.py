@@ -9,7 +9,8 @@ forward with ``F.cross_entropy``, ``backward``, ``AdamW.step``) of
     nn.GPT     minitorch_ln's ``nn.GPT`` ``tiny`` preset and its PyTorch twin (vocab 96, batch 32)
 
 minitorch_ln against PyTorch eager, all four steps timed in alternation in one process (round i of
-each right after the others), wall time, median of the rounds; the ratio is minitorch_ln / PyTorch.
+each right after the others), median of the rounds; the ratio is minitorch_ln / PyTorch. One thread is
+timed in CPU time (``time.process_time``: steady on a shared machine), more threads in wall time.
 Each thread count runs in a fresh process (BLAS and OpenMP read their thread counts at start-up), idle
 threads sleeping (``OMP_WAIT_POLICY=PASSIVE``, ``OPENBLAS_THREAD_TIMEOUT=4``) so one library's spinning
 threads do not take the cores from the other. Before timing, the user model's loss and every gradient
@@ -36,7 +37,7 @@ def _parse(argv):
     p.add_argument("--threads", default="1,2", help="thread counts, one process each (default 1,2)")
     p.add_argument("--rounds", type=int, default=7, help="timed steps per model and library")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    p.add_argument("--profile", action="store_true", help="profile minitorch_ln's user step (pyinstrument) instead")
+    p.add_argument("--profile", action="store_true", help="profile minitorch_ln's user step (cProfile, CPU time) instead")
     return p.parse_args(argv)
 
 
@@ -124,29 +125,31 @@ def child(threads: int, rounds: int, profile: bool) -> None:
     torch.set_num_threads(threads)
     kernels.set_num_threads(threads)
     steps = make_steps()
-    if profile:
-        from pyinstrument import Profiler  # noqa: PLC0415
+    if profile:  # CPU time per function (cProfile on the process clock: a busy machine's waits left out)
+        import cProfile  # noqa: PLC0415
+        import pstats  # noqa: PLC0415
 
         run = steps["user GPT, minitorch_ln"]
         run()
-        with Profiler(interval=0.0005) as prof:
-            for _ in range(rounds):
-                run()
-        print(prof.output_text(unicode=False, show_all=False))
+        prof = cProfile.Profile(time.process_time)
+        prof.runcall(lambda: [run() for _ in range(rounds)])
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return
+    clock = time.process_time if threads == 1 else time.perf_counter
     times = {name: [] for name in steps}
     for fn in steps.values():
         fn()  # warm-up (Numba compiles on first use)
     for _ in range(rounds):
         for name, fn in steps.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            times[name].append(time.perf_counter() - t0)
+            times[name].append(clock() - t0)
     med = {name: float(np.median(ts)) * 1e3 for name, ts in times.items()}
     for model in ("user GPT", "nn.GPT tiny"):
         m, t = med[f"{model}, minitorch_ln"], med[f"{model}, PyTorch"]
         lo_hi = sorted(a / b for a, b in zip(times[f"{model}, minitorch_ln"], times[f"{model}, PyTorch"]))
-        print(f"{threads:>7} {model:<12} {m:12.1f} {t:10.1f} {m / t:7.2f}   ({lo_hi[0]:.2f}-{lo_hi[-1]:.2f})")
+        print(f"{threads:>7} {'CPU' if threads == 1 else 'wall':>5} {model:<12} {m:12.1f} {t:10.1f} {m / t:7.2f}"
+              f"   ({lo_hi[0]:.2f}-{lo_hi[-1]:.2f})")
 
 
 def main(argv=None):
@@ -154,8 +157,8 @@ def main(argv=None):
     if args.child is not None:
         child(args.child, args.rounds, args.profile)
         return
-    print(f"wall time per step, median of {args.rounds} alternated rounds (ratio per round: lowest-highest)")
-    print(f"{'threads':>7} {'model':<12} {'minitorch_ln':>12} {'PyTorch':>10} {'ratio':>7}")
+    print(f"ms per step, median of {args.rounds} alternated rounds (ratio per round: lowest-highest)")
+    print(f"{'threads':>7} {'clock':>5} {'model':<12} {'minitorch_ln':>12} {'PyTorch':>10} {'ratio':>7}")
     for n in [int(s) for s in args.threads.split(",")]:
         env = dict(os.environ, OMP_NUM_THREADS=str(n), OPENBLAS_NUM_THREADS=str(n), MKL_NUM_THREADS=str(n),
                    MINITORCH_LN_NUM_THREADS=str(n))
