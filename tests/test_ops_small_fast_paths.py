@@ -177,3 +177,48 @@ def test_counting_loop_with_all_fast_paths_as_general():
                 p.stop()
     np.testing.assert_array_equal(results[0][0], results[1][0])
     assert results[0][1] == results[1][1]
+
+
+def _tensor_outcome(value, requires_grad):
+    import warnings  # noqa: PLC0415
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _outcome(lambda: _state(mt.tensor(value, requires_grad=requires_grad)))
+    return out, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_tensor_of_a_python_number_as_the_general_path(default):
+    import importlib  # noqa: PLC0415
+
+    tensor_module = importlib.import_module("minitorch_ln.tensor")  # the module (minitorch_ln.tensor is also the function)
+
+    values = [0.5, -0.0, math.inf, -math.inf, math.nan, 1e300, 1e-50, 3, -3, 0, 2**63 - 1, -(2**63), 2**63, 2**70,
+              True, False, np.float32(1.5), np.int64(2)]
+    previous = mt.get_default_dtype()
+    mt.set_default_dtype(getattr(mt, default))
+    try:
+        for value, requires_grad in itertools.product(values, (False, True)):
+            fast = _tensor_outcome(value, requires_grad)
+            with mock.patch.object(tensor_module, "_NUMBER_DTYPES", {}):
+                general = _tensor_outcome(value, requires_grad)
+            assert repr(fast) == repr(general), (value, requires_grad)
+    finally:
+        mt.set_default_dtype(previous)
+
+
+def test_tensor_of_a_number_is_a_leaf_of_its_own():
+    # 2.5 as float32, exactly representable; a leaf that requires grad collects its gradient (d(3t)/dt = 3)
+    t = mt.tensor(2.5, requires_grad=True)
+    assert t.dtype == mt.float32 and t.shape == () and t.is_leaf
+    (t * 3).backward()
+    assert t.grad.item() == 3.0
+    with pytest.raises(RuntimeError, match="only floating point tensors can require gradients"):
+        mt.tensor(3, requires_grad=True)
+
+
+def test_item_of_one_element_any_shape():
+    assert mt.tensor([[4.5]]).item() == 4.5 and mt.tensor(7).item() == 7 and type(mt.tensor(7).item()) is int
+    with pytest.raises(ValueError, match=r"item\(\) needs a tensor with one element, this one has shape \(2,\)"):
+        mt.tensor([1.0, 2.0]).item()
