@@ -289,8 +289,11 @@ class Function:
         if type(out) is np.ndarray:  # the common case: one NumPy array
             results = (Tensor._from_op(out, record),)
             multiple = False
-        elif isinstance(out, np.generic) and ctx._to_save is None:  # a 0-d op's NumPy scalar, nothing saved
-            out = np.asarray(out)
+        elif isinstance(out, np.generic):  # a 0-d op's NumPy scalar, as a 0-d array (see _as_array)
+            scalar, out = out, np.asarray(out)
+            to_save = ctx._to_save
+            if to_save is not None:
+                ctx._to_save = tuple([out if item is scalar else item for item in to_save])
             results = (Tensor._from_op(out, record),)
             multiple = False
         else:

@@ -225,6 +225,8 @@ def normalize_dim(dim, ndim: int, op: str) -> int:
 
 
 def require_float(x: Tensor, op: str) -> None:
+    if not hasattr(x, "dtype"):  # a string, a list: PyTorch's TypeError, not an AttributeError from below
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 

@@ -1,0 +1,46 @@
+"""First-order backwards of activations fused on the arrays (issue 26): one node instead of a chain of
+small Tensor ops, which in Python loops over small tensors (scalar autograd, makemore's MLPs) cost more
+than their arithmetic. As DESIGN.md asks, each is a ``Function`` of its own whose backward is written in
+Tensor ops, so ``create_graph=True`` and ``gradgradcheck`` still work.
+
+``sigmoid_array`` is the one array form of the logistic function, used by ``Sigmoid.forward`` and here, so
+that a fused backward gives exactly the values (bit for bit) of the Tensor-op form it replaces.
+"""
+
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..backend import get_array_module
+
+
+def sigmoid_array(x):
+    """``1 / (1 + e^(-x))`` on an array without overflow: ``e = e^(-|x|)``, then ``1/(1+e)`` for ``x >= 0``,
+    ``e/(1+e)`` below. Same shape and dtype as ``x``."""
+    xp = get_array_module(x)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+
+class TanhBackward(Function):
+    """``(dy, x) -> dx = dy · sech² x``, with ``sech² x = 4σ(2x)σ(-2x)`` (``Tanh``'s docstring: no cancellation,
+    full relative precision for large ``|x|``), the same array operations in the same order as the Tensor-op
+    form ``dy * (4.0 * (x * 2.0).sigmoid() * (-(x * 2.0)).sigmoid())``. Shapes and dtype: those of ``x``.
+
+    Its backward, for a cotangent ``g`` of ``dx``: ``d(dy) = g · sech² x`` and
+    ``d(x) = g · dy · (-2 tanh x · sech² x)`` (``d/dx sech² x = -2 sech² x tanh x``), in Tensor ops.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x):
+        ctx.save_for_backward(dy, x)
+        x2 = x * x.dtype.type(2.0)
+        return dy * (x.dtype.type(4.0) * sigmoid_array(x2) * sigmoid_array(-x2))
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, x = ctx.saved_tensors
+        x2 = x * 2.0
+        sech2 = 4.0 * x2.sigmoid() * (-x2).sigmoid()
+        d_dy = g * sech2 if ctx.needs_input_grad[0] else None
+        d_x = g * dy * (sech2 * (x.tanh() * -2.0)) if ctx.needs_input_grad[1] else None
+        return d_dy, d_x
