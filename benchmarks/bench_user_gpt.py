@@ -16,7 +16,11 @@ threads sleeping (``OMP_WAIT_POLICY=PASSIVE``, ``OPENBLAS_THREAD_TIMEOUT=4``) so
 threads do not take the cores from the other. Before timing, the user model's loss and every gradient
 are checked against PyTorch's from the same weights.
 
-    python benchmarks/bench_user_gpt.py [--threads 1,2] [--rounds 7] [--profile]
+With ``--nanogpt DIR`` (a clone or bare git directory of karpathy/nanoGPT) nanoGPT's own ``model.py`` is
+timed the same way, unchanged, at the same size (its ``configure_optimizers``; it calls
+``F.scaled_dot_product_attention``, so its attention is minitorch_ln's fused one).
+
+    python benchmarks/bench_user_gpt.py [--threads 1,2] [--rounds 7] [--nanogpt DIR] [--profile]
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,16 +41,18 @@ def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", default="1,2", help="thread counts, one process each (default 1,2)")
     p.add_argument("--rounds", type=int, default=7, help="timed steps per model and library")
+    p.add_argument("--nanogpt", default=None, help="karpathy/nanoGPT clone or git dir: time its model.py too")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--profile", action="store_true", help="profile minitorch_ln's user step (cProfile, CPU time) instead")
     return p.parse_args(argv)
 
 
-def _load(name, alias: bool):
-    """``user_gpt.py`` as module ``name``: with real PyTorch, or with ``import torch`` answered by the alias."""
-    from minitorch_ln.interop.torch_alias import torch_alias  # noqa: PLC0415
+def _load(name, alias: bool, path=None):
+    """The model file ``path`` (default ``user_gpt.py``) as module ``name``: with real PyTorch, or with
+    ``import torch`` answered by the alias."""
+    from minitorch_ln.interop.torch_alias import torch_alias
 
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "user_gpt.py"))
+    spec = importlib.util.spec_from_file_location(name, path or os.path.join(HERE, "user_gpt.py"))
     module = importlib.util.module_from_spec(spec)
     if alias:
         with torch_alias():
@@ -55,16 +62,56 @@ def _load(name, alias: bool):
     return module
 
 
-def make_steps():
-    """``{name: step}`` for the user model and ``nn.GPT``, minitorch_ln's and PyTorch's, the same weights each."""
-    import numpy as np  # noqa: PLC0415
-    import torch  # noqa: PLC0415
+def _nanogpt_source(where: str) -> str:
+    """nanoGPT's ``model.py``, unchanged, as a file: from a checkout, or from a bare git directory's HEAD."""
+    if os.path.isfile(os.path.join(where, "model.py")):
+        return os.path.join(where, "model.py")
+    text = subprocess.run(["git", "--git-dir", where, "show", "HEAD:model.py"], check=True, capture_output=True,
+                          text=True).stdout
+    path = os.path.join(tempfile.mkdtemp(), "nanogpt_model.py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
-    import minitorch_ln as mt  # noqa: PLC0415
-    from minitorch_ln.interop.torch_models import torch_twin  # noqa: PLC0415
-    from minitorch_ln.nn import GPT, GPTConfig  # noqa: PLC0415
 
-    from minitorch_ln.interop.torch_alias import torch_alias  # noqa: PLC0415
+def nanogpt_pair(where: str, batch_m, batch_t):
+    """nanoGPT's ``GPT`` at the benchmark's size (its own ``configure_optimizers``: AdamW, weight decay on
+    matrices), with PyTorch and through the alias, the same weights: ``(model_m, opt_m, model_t, opt_t)``."""
+    import contextlib
+    import io
+
+    import torch
+
+    import minitorch_ln as mt
+    from minitorch_ln.interop.torch_alias import torch_alias
+
+    path = _nanogpt_source(where)
+    size = dict(block_size=BLOCK, vocab_size=VOCAB, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=True)
+    opt_args = dict(weight_decay=0.1, learning_rate=6e-4, betas=(0.9, 0.95), device_type="cpu")
+    with contextlib.redirect_stdout(io.StringIO()):  # its parameter counts and optimizer notes
+        nano_t = _load("nanogpt_torch", alias=False, path=path)
+        torch.manual_seed(0)
+        model_t = nano_t.GPT(nano_t.GPTConfig(**size))
+        opt_t = model_t.configure_optimizers(**opt_args)
+        nano_m = _load("nanogpt_minitorch_ln", alias=True, path=path)
+        with torch_alias():
+            model_m = nano_m.GPT(nano_m.GPTConfig(**size))
+            model_m.load_state_dict({k: mt.tensor(v.detach().numpy()) for k, v in model_t.state_dict().items()})
+            opt_m = model_m.configure_optimizers(**opt_args)
+    check_same(model_m, model_t, batch_m, batch_t, "nanoGPT's model.py")
+    return model_m, opt_m, model_t, opt_t
+
+
+def make_steps(nanogpt=None):
+    """``{name: step}`` for the user model and ``nn.GPT`` (and nanoGPT's ``model.py`` when ``nanogpt`` names a
+    clone or git directory of karpathy/nanoGPT), minitorch_ln's and PyTorch's, the same weights each."""
+    import numpy as np
+    import torch
+
+    import minitorch_ln as mt
+    from minitorch_ln.interop.torch_alias import torch_alias
+    from minitorch_ln.interop.torch_models import torch_twin
+    from minitorch_ln.nn import GPT, GPTConfig
 
     user_t, user_m = _load("user_gpt_torch", alias=False), _load("user_gpt_minitorch_ln", alias=True)
     torch.manual_seed(0)
@@ -90,17 +137,22 @@ def make_steps():
             opt.step()
         return run
 
-    return {
+    steps = {
         "user GPT, minitorch_ln": step(model_m, opt_m, batch_m),
         "user GPT, PyTorch": step(model_t, user_t.make_optimizer(model_t), batch_t),
         "nn.GPT tiny, minitorch_ln": step(gpt, mt.optim.AdamW(gpt.parameters(), lr=3e-4), batch_m),
         "nn.GPT tiny, PyTorch": step(twin, torch.optim.AdamW(twin.parameters(), lr=3e-4), batch_t),
     }
+    if nanogpt:
+        nano_m, nano_opt_m, nano_t, nano_opt_t = nanogpt_pair(nanogpt, batch_m, batch_t)
+        steps["nanoGPT, minitorch_ln"] = step(nano_m, nano_opt_m, batch_m)
+        steps["nanoGPT, PyTorch"] = step(nano_t, nano_opt_t, batch_t)
+    return steps
 
 
-def check_same(model_m, model_t, batch_m, batch_t):
+def check_same(model_m, model_t, batch_m, batch_t, what="the user GPT"):
     """One forward and backward from the same weights: the same loss, every gradient within float32 noise."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     _, loss_m = model_m(*batch_m)
     loss_m.backward()
@@ -110,24 +162,24 @@ def check_same(model_m, model_t, batch_m, batch_t):
     worst = max(float(np.abs(p.grad.numpy() - grads_t[k]).max() / (np.abs(grads_t[k]).max() + 1e-12))
                 for k, p in model_m.named_parameters())
     if abs(loss_m.item() - loss_t.item()) > 1e-4 * max(1.0, abs(loss_t.item())) or worst > 1e-3:
-        raise RuntimeError(f"the user GPT differs: loss {loss_m.item()} vs PyTorch's {loss_t.item()}, gradients by "
+        raise RuntimeError(f"{what} differs: loss {loss_m.item()} vs PyTorch's {loss_t.item()}, gradients by "
                            f"{worst:.2e} of their largest entry")
     model_m.zero_grad()
     model_t.zero_grad()
 
 
-def child(threads: int, rounds: int, profile: bool) -> None:
-    import numpy as np  # noqa: PLC0415
-    import torch  # noqa: PLC0415
+def child(threads: int, rounds: int, profile: bool, nanogpt=None) -> None:
+    import numpy as np
+    import torch
 
-    from minitorch_ln import kernels  # noqa: PLC0415
+    from minitorch_ln import kernels
 
     torch.set_num_threads(threads)
     kernels.set_num_threads(threads)
-    steps = make_steps()
+    steps = make_steps(nanogpt)
     if profile:  # CPU time per function (cProfile on the process clock: a busy machine's waits left out)
-        import cProfile  # noqa: PLC0415
-        import pstats  # noqa: PLC0415
+        import cProfile
+        import pstats
 
         run = steps["user GPT, minitorch_ln"]
         run()
@@ -145,7 +197,7 @@ def child(threads: int, rounds: int, profile: bool) -> None:
             fn()
             times[name].append(clock() - t0)
     med = {name: float(np.median(ts)) * 1e3 for name, ts in times.items()}
-    for model in ("user GPT", "nn.GPT tiny"):
+    for model in [name[:-len(", PyTorch")] for name in steps if name.endswith(", PyTorch")]:
         m, t = med[f"{model}, minitorch_ln"], med[f"{model}, PyTorch"]
         lo_hi = sorted(a / b for a, b in zip(times[f"{model}, minitorch_ln"], times[f"{model}, PyTorch"]))
         print(f"{threads:>7} {'CPU' if threads == 1 else 'wall':>5} {model:<12} {m:12.1f} {t:10.1f} {m / t:7.2f}"
@@ -155,7 +207,7 @@ def child(threads: int, rounds: int, profile: bool) -> None:
 def main(argv=None):
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.child is not None:
-        child(args.child, args.rounds, args.profile)
+        child(args.child, args.rounds, args.profile, args.nanogpt)
         return
     print(f"ms per step, median of {args.rounds} alternated rounds (ratio per round: lowest-highest)")
     print(f"{'threads':>7} {'clock':>5} {'model':<12} {'minitorch_ln':>12} {'PyTorch':>10} {'ratio':>7}")
@@ -165,7 +217,8 @@ def main(argv=None):
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
         cmd = [sys.executable, os.path.abspath(__file__), "--child", str(n), "--rounds", str(args.rounds)]
-        subprocess.run(cmd + (["--profile"] if args.profile else []), env=env, check=True)
+        extra = (["--profile"] if args.profile else []) + (["--nanogpt", args.nanogpt] if args.nanogpt else [])
+        subprocess.run(cmd + extra, env=env, check=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ ReLU MLP, pre-LN blocks, ``F.cross_entropy`` and ``torch.optim.AdamW``.
 import math
 
 import torch
-import torch.nn as nn
+from torch import nn
 from torch.nn import functional as F
 
 

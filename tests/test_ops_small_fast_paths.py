@@ -180,7 +180,7 @@ def test_counting_loop_with_all_fast_paths_as_general():
 
 
 def _tensor_outcome(value, requires_grad):
-    import warnings  # noqa: PLC0415
+    import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -190,7 +190,7 @@ def _tensor_outcome(value, requires_grad):
 
 @pytest.mark.parametrize("default", ["float32", "float64"])
 def test_tensor_of_a_python_number_as_the_general_path(default):
-    import importlib  # noqa: PLC0415
+    import importlib
 
     tensor_module = importlib.import_module("minitorch_ln.tensor")  # the module (minitorch_ln.tensor is also the function)
 
