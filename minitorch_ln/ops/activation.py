@@ -37,7 +37,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import float_input, require_float
-from .activation_grads import TanhBackward, sigmoid_array
+from .fused_backward import TanhBackward, sigmoid_array
 from .autocast_policies import autocast
 from .elementwise import erf, exp
 from .conversion import cast

@@ -1,4 +1,4 @@
-"""First-order backwards of activations fused on the arrays (issue 26): one node instead of a chain of
+"""First-order backwards fused on the arrays (issue 26: ``tanh``, ``x ** p``): one node instead of a chain of
 small Tensor ops, which in Python loops over small tensors (scalar autograd, makemore's MLPs) cost more
 than their arithmetic. As DESIGN.md asks, each is a ``Function`` of its own whose backward is written in
 Tensor ops, so ``create_graph=True`` and ``gradgradcheck`` still work.
@@ -8,6 +8,8 @@ that a fused backward gives exactly the values (bit for bit) of the Tensor-op fo
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..autograd.function import Function
 from ..backend import get_array_module
@@ -44,3 +46,31 @@ class TanhBackward(Function):
         d_dy = g * sech2 if ctx.needs_input_grad[0] else None
         d_x = g * dy * (sech2 * (x.tanh() * -2.0)) if ctx.needs_input_grad[1] else None
         return d_dy, d_x
+
+
+class PowScalarBackward(Function):
+    """``(dy, x, p) -> dx = dy · p · x^(p-1)`` for a float ``x`` and a Python float ``p`` (not 0 or 1: those keep
+    their own forms in ``PowScalar.backward``), the same array operations in the same order as the Tensor-op
+    form ``dy * p * pow(x, p - 1)`` it replaces: ``dy`` times ``p`` in ``x``'s dtype, then times
+    ``x ** (p - 1)`` (in that dtype, NumPy's warnings off as in ``PowScalar.forward``: ``0 ** -1 = inf``).
+
+    Its backward, for a cotangent ``g`` of ``dx``: ``d(dy) = g · p · x^(p-1)``, ``d(x) = g · dy · p (p-1) x^(p-2)``,
+    in Tensor ops.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x, p):
+        ctx.save_for_backward(dy, x)
+        ctx.p = p
+        dt = x.dtype.type
+        scaled = dy * dt(p)
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            return scaled * x ** dt(p - 1)
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, x = ctx.saved_tensors
+        p = ctx.p
+        d_dy = g * p * x ** (p - 1) if ctx.needs_input_grad[0] else None
+        d_x = g * dy * (p * (p - 1)) * x ** (p - 2) if ctx.needs_input_grad[1] else None
+        return d_dy, d_x, None

@@ -1,5 +1,5 @@
-"""Tanh's fused first-order backward (``ops/activation_grads.py``, issue 26) against the Tensor-op form it
-replaces (bit for bit), finite differences (first and second order, also on non-contiguous inputs),
+"""The fused first-order backwards of ``ops/fused_backward.py`` (issue 26: tanh, ``x ** p``) against the Tensor-op form they
+replace (bit for bit), finite differences (first and second order, also on non-contiguous inputs),
 PyTorch (first and second order) and the math at the edges."""
 
 import math
@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
-from minitorch_ln.ops.activation_grads import TanhBackward, sigmoid_array
+from minitorch_ln.ops.fused_backward import PowScalarBackward, TanhBackward, sigmoid_array
 
 from helpers import compare_with_torch, gradcheck_noncontiguous
 
@@ -98,3 +98,65 @@ def test_property_sigmoid_array_as_sigmoid_and_backward_in_range(values):
     np.testing.assert_allclose(s, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6, atol=1e-30)
     g = TanhBackward.apply(mt.ones(len(values)), mt.tensor(x)).numpy()
     assert np.all((g >= 0) & (g <= 1))  # sech² x lies in [0, 1]
+
+
+# ---------------------------------------------------------------------------------- x ** p
+
+POWERS = [2.0, 3.0, 0.5, -1.0, -2.5, 1.5, 7.0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_pow_backward_is_the_composed_form_bit_for_bit(dtype):
+    rng = np.random.default_rng(3)
+    x = np.concatenate([np.array(EDGES), rng.standard_normal(40) * 3]).astype(dtype)
+    dy = rng.standard_normal(x.shape).astype(dtype)
+    for p in POWERS:
+        with np.errstate(all="ignore"):
+            fused = PowScalarBackward.apply(mt.tensor(dy), mt.tensor(x), p)
+            composed = mt.tensor(dy) * p * mt.pow(mt.tensor(x), p - 1)  # what PowScalar.backward computed
+        assert fused.dtype == composed.dtype == np.dtype(dtype)
+        assert fused.numpy().tobytes() == composed.numpy().tobytes(), p
+
+
+def test_pow_edge_values_against_the_math():
+    # d/dx x**2 = 2x; d/dx x**0.5 = 0.5/sqrt(x): inf at 0, NaN below 0; d/dx x**-1 = -1/x²: -inf at ±0
+    x = mt.tensor([0.0, 3.0, -2.0, math.inf], requires_grad=True)
+    (x**2).backward(mt.ones(4))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 6.0, -4.0, math.inf])
+    y = mt.tensor([0.0, 4.0, -1.0], requires_grad=True)
+    (y**0.5).backward(mt.ones(3))
+    g = y.grad.numpy()
+    assert g[0] == math.inf and g[1] == 0.25 and math.isnan(g[2])
+    z = mt.tensor([0.0, 2.0], requires_grad=True)
+    (z**-1.0).backward(mt.ones(2))
+    assert z.grad.numpy()[0] == -math.inf and z.grad.numpy()[1] == -0.25
+    w = mt.tensor([1.5], dtype=mt.float16, requires_grad=True)
+    (w**3.0).backward(mt.ones(1, dtype=mt.float16))
+    assert w.grad.dtype == mt.float16 and float(w.grad.item()) == 6.75  # 3 · 1.5², exact in float16
+    for p in (0.0, 1.0, True):  # keep their own forms: zeros, and dy as it is
+        v = mt.tensor([2.0, -3.0], requires_grad=True)
+        (v**p).backward(mt.tensor([1.0, 2.0]))
+        np.testing.assert_array_equal(v.grad.numpy(), [0.0, 0.0] if float(p) == 0 else [1.0, 2.0])
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, -1.5])
+def test_pow_gradcheck_first_and_second_order(p):
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0.5, 2.0, (3, 4))  # positive: every p is smooth there
+    gradcheck_noncontiguous(lambda t: t**p, [x], gg=True)
+    dy = mt.tensor(rng.standard_normal((3, 4)), dtype=mt.float64, requires_grad=True)
+    xt = mt.tensor(x, dtype=mt.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: PowScalarBackward.apply(a, b, p), (dy, xt))
+    assert gradgradcheck(lambda a, b: PowScalarBackward.apply(a, b, p), (dy, xt))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_pow_first_and_second_order_against_torch(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 2.0, (4, 5)).astype(dtype)
+    v = rng.standard_normal((4, 5)).astype(dtype)
+    for p in (2.0, -0.5):
+        compare_with_torch(lambda t, p=p: t**p, lambda t, p=p: t**p, [x])
+        compare_with_torch(lambda a, b, p=p: mt.autograd.grad(a**p, a, b, create_graph=True)[0],
+                           lambda a, b, p=p: torch.autograd.grad(a**p, a, b, create_graph=True)[0], [x, v])
