@@ -234,8 +234,12 @@ def require_float(x: Tensor, op: str) -> None:
 def float_input(x: Tensor, op: str) -> Tensor:
     """``x`` for float-only math: an integer or bool tensor as the default float dtype (``sqrt(tensor([4]))``
     is float32 ``[2.]``, as PyTorch); any other non-float dtype raises TypeError, as :func:`require_float`."""
-    if isinstance(x, Tensor) and x.dtype.kind in "biu":
-        return cast(x, backend.default_float_dtype())
+    if isinstance(x, Tensor):
+        kind = x.array.dtype.kind
+        if kind == "f":  # the common case, what require_float accepts
+            return x
+        if kind in "biu":
+            return cast(x, backend.default_float_dtype())
     require_float(x, op)
     return x
 
