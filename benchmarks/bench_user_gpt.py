@@ -20,7 +20,9 @@ With ``--nanogpt DIR`` (a clone or bare git directory of karpathy/nanoGPT) nanoG
 timed the same way, unchanged, at the same size (its ``configure_optimizers``; it calls
 ``F.scaled_dot_product_attention``, so its attention is minitorch_ln's fused one).
 
-    python benchmarks/bench_user_gpt.py [--threads 1,2] [--rounds 7] [--nanogpt DIR] [--profile]
+``--blas-threads N`` gives NumPy's OpenBLAS N threads whatever the thread count (PyTorch and the kernels keep it).
+
+    python benchmarks/bench_user_gpt.py [--threads 1,2] [--rounds 7] [--nanogpt DIR] [--blas-threads N] [--profile]
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", default="1,2", help="thread counts, one process each (default 1,2)")
     p.add_argument("--rounds", type=int, default=7, help="timed steps per model and library")
+    p.add_argument("--blas-threads", type=int, default=None,
+                   help="NumPy's OpenBLAS threads (default: the thread count); 1 on a busy machine, see benchmarks/README.md")
     p.add_argument("--nanogpt", default=None, help="karpathy/nanoGPT clone or git dir: time its model.py too")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--profile", action="store_true", help="profile minitorch_ln's user step (cProfile, CPU time) instead")
@@ -212,7 +216,8 @@ def main(argv=None):
     print(f"ms per step, median of {args.rounds} alternated rounds (ratio per round: lowest-highest)")
     print(f"{'threads':>7} {'clock':>5} {'model':<12} {'minitorch_ln':>12} {'PyTorch':>10} {'ratio':>7}")
     for n in [int(s) for s in args.threads.split(",")]:
-        env = dict(os.environ, OMP_NUM_THREADS=str(n), OPENBLAS_NUM_THREADS=str(n), MKL_NUM_THREADS=str(n),
+        blas = str(args.blas_threads or n)
+        env = dict(os.environ, OMP_NUM_THREADS=str(n), OPENBLAS_NUM_THREADS=blas, MKL_NUM_THREADS=blas,
                    MINITORCH_LN_NUM_THREADS=str(n))
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
