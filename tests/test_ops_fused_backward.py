@@ -1,4 +1,4 @@
-"""The fused first-order backwards of ``ops/fused_backward.py`` (issue 26: tanh, ``x ** p``) against the Tensor-op form they
+"""The fused first-order backwards of ``ops/fused_backward.py`` (issue 26: tanh, sigmoid, ``x ** p``) against the Tensor-op form they
 replace (bit for bit), finite differences (first and second order, also on non-contiguous inputs),
 PyTorch (first and second order) and the math at the edges."""
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import minitorch_ln as mt
 from minitorch_ln.autograd import gradcheck, gradgradcheck
-from minitorch_ln.ops.fused_backward import PowScalarBackward, TanhBackward, sigmoid_array
+from minitorch_ln.ops.fused_backward import PowScalarBackward, SigmoidBackward, TanhBackward, sigmoid_array
 
 from helpers import compare_with_torch, gradcheck_noncontiguous
 
@@ -160,3 +160,46 @@ def test_pow_first_and_second_order_against_torch(dtype):
         compare_with_torch(lambda t, p=p: t**p, lambda t, p=p: t**p, [x])
         compare_with_torch(lambda a, b, p=p: mt.autograd.grad(a**p, a, b, create_graph=True)[0],
                            lambda a, b, p=p: torch.autograd.grad(a**p, a, b, create_graph=True)[0], [x, v])
+
+
+# ---------------------------------------------------------------------------------- sigmoid
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sigmoid_backward_is_the_composed_form_bit_for_bit(dtype):
+    rng = np.random.default_rng(6)
+    x = np.concatenate([np.array(EDGES), rng.standard_normal(50) * 8]).astype(dtype)
+    dy = rng.standard_normal(x.shape).astype(dtype)
+    with np.errstate(all="ignore"):
+        fused = SigmoidBackward.apply(mt.tensor(dy), mt.tensor(x))
+        xt = mt.tensor(x)
+        composed = mt.tensor(dy) * xt.sigmoid() * (-xt).sigmoid()  # what Sigmoid.backward computed
+    assert fused.dtype == composed.dtype == np.dtype(dtype)
+    assert fused.numpy().tobytes() == composed.numpy().tobytes()
+
+
+def test_sigmoid_edge_values_against_the_math():
+    # σ'(x) = σ(x)σ(-x): 1/4 at 0, e^-20/(1+e^-20)² ≈ 2.06e-9 at ±20 (where 1 - σ(20) is 0 in float32),
+    # 0 at ±inf, NaN at NaN
+    x = mt.tensor([0.0, 20.0, -20.0, math.inf, -math.inf, math.nan], requires_grad=True)
+    x.sigmoid().backward(mt.ones(6))
+    g = x.grad.numpy()
+    assert g[0] == 0.25
+    np.testing.assert_allclose(g[1:3], math.exp(-20) / (1 + math.exp(-20)) ** 2, rtol=1e-5)
+    assert g[3] == 0.0 and g[4] == 0.0 and math.isnan(g[5])
+
+
+def test_sigmoid_gradcheck_first_and_second_order_and_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4)) * 3
+    gradcheck_noncontiguous(lambda t: t.sigmoid(), [x], gg=True)
+    dy = mt.tensor(rng.standard_normal((3, 4)), dtype=mt.float64, requires_grad=True)
+    xt = mt.tensor(x, dtype=mt.float64, requires_grad=True)
+    assert gradcheck(SigmoidBackward.apply, (dy, xt))
+    assert gradgradcheck(SigmoidBackward.apply, (dy, xt))
+    v = rng.standard_normal((3, 4))
+    for dtype in ("float64", "float32"):
+        compare_with_torch(lambda a, b: mt.autograd.grad(a.sigmoid(), a, b, create_graph=True)[0],
+                           lambda a, b: torch.autograd.grad(a.sigmoid(), a, b, create_graph=True)[0],
+                           [x.astype(dtype), v.astype(dtype)])

@@ -1,4 +1,4 @@
-"""First-order backwards fused on the arrays (issue 26: ``tanh``, ``x ** p``): one node instead of a chain of
+"""First-order backwards fused on the arrays (issue 26: ``tanh``, ``sigmoid``, ``x ** p``): one node instead of a chain of
 small Tensor ops, which in Python loops over small tensors (scalar autograd, makemore's MLPs) cost more
 than their arithmetic. As DESIGN.md asks, each is a ``Function`` of its own whose backward is written in
 Tensor ops, so ``create_graph=True`` and ``gradgradcheck`` still work.
@@ -45,6 +45,28 @@ class TanhBackward(Function):
         sech2 = 4.0 * x2.sigmoid() * (-x2).sigmoid()
         d_dy = g * sech2 if ctx.needs_input_grad[0] else None
         d_x = g * dy * (sech2 * (x.tanh() * -2.0)) if ctx.needs_input_grad[1] else None
+        return d_dy, d_x
+
+
+class SigmoidBackward(Function):
+    """``(dy, x) -> dx = dy · σ(x) · σ(-x)`` (``σ' = σ(x)σ(-x)``: no ``1 - σ(x)`` to cancel for large ``x``), the
+    same array operations in the same order as the Tensor-op form ``dy * x.sigmoid() * (-x).sigmoid()``.
+
+    Its backward, for a cotangent ``g`` of ``dx``: ``d(dy) = g · σ(x)σ(-x)`` and
+    ``d(x) = g · dy · σ(x)σ(-x) · (σ(-x) - σ(x))`` (the derivative of ``σ(x)σ(-x)``), in Tensor ops.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x):
+        ctx.save_for_backward(dy, x)
+        return dy * sigmoid_array(x) * sigmoid_array(-x)
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, x = ctx.saved_tensors
+        s, s_neg = x.sigmoid(), (-x).sigmoid()
+        d_dy = g * (s * s_neg) if ctx.needs_input_grad[0] else None
+        d_x = g * dy * (s * s_neg * (s_neg - s)) if ctx.needs_input_grad[1] else None
         return d_dy, d_x
 
 
