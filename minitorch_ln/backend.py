@@ -138,7 +138,7 @@ def _is_cupy_array(array) -> bool:
 def get_array_module(*arrays):
     """``numpy`` or ``cupy``, whichever holds the arrays (``numpy`` for scalars and lists)."""
     for a in arrays:
-        if _is_cupy_array(a):
+        if type(a) is not np.ndarray and _is_cupy_array(a):  # (a NumPy array, the common case, is never CuPy's)
             return cupy_or_error()
     return np
 

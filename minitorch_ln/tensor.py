@@ -205,9 +205,9 @@ class Tensor(TensorProtocols):
 
     # ---------------------------------------------------------------- conversion
     def item(self):
-        if self.numel() != 1:
+        if self.array.size != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape {tuple(self.shape)}")
-        return self.array.reshape(()).item()
+        return self.array.item()
 
     def tolist(self):
         return backend.to_device(self.array, "cpu").tolist()  # fine with requires_grad, as in PyTorch
@@ -326,6 +326,7 @@ class Tensor(TensorProtocols):
 
 
 _warned_scalar = [False]
+_NUMBER_DTYPES = {float: None, int: np.dtype(np.int64), bool: np.dtype(np.bool_)}  # tensor(number); None: default float
 
 
 def _warn_scalar_of_requires_grad() -> None:
@@ -391,8 +392,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
     Python floats become float32 and ints int64 unless ``dtype`` is given (as ``torch.tensor``).
     """
+    if dtype is None and device is None and type(data) in _NUMBER_DTYPES and (type(data) is not int or -2**63 <= data < 2**63):
+        t = Tensor._from_op(np.array(data, dtype=_NUMBER_DTYPES[type(data)] or backend.default_float_dtype()))
+        return t.requires_grad_(True) if requires_grad else t  # a Python number, as _to_array makes it, in one step
     src = data.array if isinstance(data, Tensor) else data
     arr = _to_array(src, dtype, device)
-    if arr is src:
-        arr = arr.copy()
-    return Tensor(arr, requires_grad=requires_grad)
+    return Tensor(arr.copy() if arr is src else arr, requires_grad=requires_grad)

@@ -190,6 +190,7 @@ class AccumulateGrad(Node):
         return "AccumulateGrad"
 
 
+_new_node = object.__new__  # Node(cls) without the __init__ call: apply sets ``fn`` itself (once per op)
 _NO_EDGE = (None, 0)  # the flat edge of an input that needs no gradient
 
 
@@ -251,11 +252,11 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         # This runs for every op, forward and backward, so it avoids needless work: one pass over
-        # the arguments, which also finds the graph edges (those of ``_edge``) while grad mode is
-        # on, and the detailed device check only when an array is not a NumPy one (a GPU array; 0-d
-        # tensors are scalars and may come from the CPU, as in PyTorch).
+        # the arguments; the graph edges (those of ``_edge``) only when a node is recorded; the
+        # detailed device check only when an array is not a NumPy one (a GPU array; 0-d tensors are
+        # scalars and may come from the CPU, as in PyTorch).
         grad_mode = _grad_state.enabled
-        raw, needs, edges = [], [], []
+        raw, needs = [], []
         any_needs = check_devices = False
         for a in args:
             if isinstance(a, Tensor):
@@ -268,22 +269,15 @@ class Function:
                 if a._requires_grad:
                     any_needs = True
                     needs.append(True)
-                    if grad_mode:  # (edges are used only when recording)
-                        fn = a._grad_fn
-                        if fn is not None:
-                            edges += (fn, a._output_nr)
-                        else:
-                            edges += (a._get_accumulator(), 0)
                 else:
                     needs.append(False)
-                    edges += _NO_EDGE
             else:
                 raw.append(a)
                 needs.append(False)
-                edges += _NO_EDGE
         if check_devices:
             _check_same_device(cls, args)
-        ctx = Node(cls)
+        ctx = _new_node(Node)
+        ctx.fn = cls
         ctx.needs_input_grad = tuple(needs)
         record = any_needs and grad_mode
 
@@ -299,6 +293,13 @@ class Function:
         if type(out) is np.ndarray:  # the common case: one NumPy array
             results = (Tensor._from_op(out, record),)
             multiple = False
+        elif isinstance(out, np.generic):  # a 0-d op's NumPy scalar, as a 0-d array (see _as_array)
+            scalar, out = out, np.asarray(out)
+            to_save = ctx._to_save
+            if to_save is not None:
+                ctx._to_save = tuple([out if item is scalar else item for item in to_save])
+            results = (Tensor._from_op(out, record),)
+            multiple = False
         else:
             multiple = isinstance(out, tuple)
             if multiple:
@@ -309,6 +310,13 @@ class Function:
                 results = (Tensor._from_op(out, record),)
 
         if record:
+            edges = []  # flat (node, output_index) per input, (None, 0) where no gradient flows (see Node)
+            for a, need in zip(args, needs):
+                if need:
+                    fn = a._grad_fn
+                    edges += (fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0)
+                else:
+                    edges += _NO_EDGE
             ctx._edges = tuple(edges)
             if multiple:
                 ctx.outputs_meta = tuple([(o.shape, o.dtype, _device(o)) for o in out])

@@ -66,7 +66,7 @@ def check_writable(t, what: str) -> None:
     """Raise for an in-place write into memory that several elements share (``expand``'s result)."""
     arr = t.array
     # an empty tensor has no element to share (NumPy may give its axes a zero stride)
-    overlapping = arr.size > 0 and any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape))
+    overlapping = 0 in arr.strides and arr.size > 0 and any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape))
     if overlapping or not getattr(arr.flags, "writeable", True):  # CuPy's flags have no writeable
         raise RuntimeError(
             f"{what}: unsupported operation: more than one element of the written-to tensor (shape "

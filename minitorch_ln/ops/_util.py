@@ -142,13 +142,20 @@ _NUMBERS = (float, int)  # exact types: a bool, or a NumPy scalar, takes promote
 
 def _wrap_int(x, dt, op: str):
     """A Python int ``x`` outside the range of the integer dtype ``dt`` wrapped into it, as PyTorch."""
-    info = np.iinfo(dt)
-    if info.min <= x <= info.max or not -(2**63) <= x < 2**63:
+    lo, hi = _int_range(dt)
+    if lo <= x <= hi or not -(2**63) <= x < 2**63:
         return x  # in range, or beyond int64: NumPy raises OverflowError (as PyTorch)
     if op in _NO_WRAP:
         raise RuntimeError(f"{op}: value {x} cannot be converted to type {dt} without overflow "
-                           f"(expected a value in [{info.min}, {info.max}])")
-    return (x - info.min) % (1 << (8 * dt.itemsize)) + info.min
+                           f"(expected a value in [{lo}, {hi}])")
+    return (x - lo) % (1 << (8 * dt.itemsize)) + lo
+
+
+@functools.cache
+def _int_range(dt) -> tuple:
+    """``(min, max)`` of the integer dtype ``dt`` as Python ints (``np.iinfo`` is slow to build per op)."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def _operand(x, is_t, dt, ref, op: str = ""):
@@ -218,6 +225,8 @@ def normalize_dim(dim, ndim: int, op: str) -> int:
 
 
 def require_float(x: Tensor, op: str) -> None:
+    if not hasattr(x, "dtype"):  # a string, a list: PyTorch's TypeError, not an AttributeError from below
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 
@@ -225,8 +234,12 @@ def require_float(x: Tensor, op: str) -> None:
 def float_input(x: Tensor, op: str) -> Tensor:
     """``x`` for float-only math: an integer or bool tensor as the default float dtype (``sqrt(tensor([4]))``
     is float32 ``[2.]``, as PyTorch); any other non-float dtype raises TypeError, as :func:`require_float`."""
-    if isinstance(x, Tensor) and x.dtype.kind in "biu":
-        return cast(x, backend.default_float_dtype())
+    if isinstance(x, Tensor):
+        kind = x.array.dtype.kind
+        if kind == "f":  # the common case, what require_float accepts
+            return x
+        if kind in "biu":
+            return cast(x, backend.default_float_dtype())
     require_float(x, op)
     return x
 

@@ -23,6 +23,7 @@ from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_inpu
 from ._util import refuse_bool_sub
 from .autocast_policies import autocast
 from .conversion import cast
+from .fused_backward import PowScalarBackward
 from .shape import broadcast_to, unbroadcast
 
 __all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
@@ -191,7 +192,7 @@ class PowScalar(Function):
         p = ctx.p
         if p == 0:
             return dy * 0.0, None
-        return dy * p * pow(x, p - 1) if p != 1 else dy, None
+        return (PowScalarBackward.apply(dy, x, p) if x.dtype.kind == "f" else dy * p * pow(x, p - 1)) if p != 1 else dy, None
 
 
 class Pow(Function):

@@ -135,9 +135,13 @@ def _plain_ints(shape: tuple, index):
     """The fast path of :func:`_normalize_index` for Python ints only (``N[a, b]``, ``P[i]``): the same
     ``(index, True)`` the general path gives, bounds checked alike; None for any other index."""
     items = index if type(index) is tuple else (index,)
-    if len(items) > len(shape) or not all(type(it) is int for it in items):
+    if len(items) > len(shape):
         return None
-    for dim, (it, size) in enumerate(zip(items, shape)):
+    for it in items:
+        if type(it) is not int:
+            return None
+    for dim, it in enumerate(items):
+        size = shape[dim]
         if not -size <= it < size:
             raise IndexError(f"index {it} is out of bounds for dimension {dim} with size {size}")
     return items
@@ -198,7 +202,12 @@ def getitem(x: Tensor, index) -> Tensor:
             indices, or a bool mask whose shape does not match the dimensions it indexes.
         TypeError: an index of an unsupported type (float, string, ...).
     """
-    index, basic = _normalize_index(x, index)
+    ints = _plain_ints(x.array.shape, index)
+    if ints is not None and not x.requires_grad:  # N[a, b] of a tensor without history (issue 26)
+        # what GetItem.apply gives when nothing is recorded: the same view array, wrapped, marked as a view
+        out = Tensor._from_op(x.array[ints + (Ellipsis,)])
+        return make_view(out, x, lambda t: GetItem.apply(t, ints, True))
+    index, basic = (ints, True) if ints is not None else _normalize_index(x, index)
     if not basic and any(type(it) is int for it in index):
         pre, index = _ints_first(index)
         x = getitem(x, pre)  # a view
@@ -253,7 +262,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
         return x
     xp = get_array_module(x.array)
     if isinstance(value, Tensor):
-        value = cast(value, x.dtype)
+        value = value if value.array.dtype == x.array.dtype else cast(value, x.dtype)
     else:
         value = Tensor._from_op(xp.asarray(value, dtype=x.dtype))
     target_shape = x.array[idx].shape
@@ -261,7 +270,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # as PyTorch: L[0] = ones(1, 3) into (2, 3)
         value = value.reshape(value.shape[extra:])
     try:
-        ok = np.broadcast_shapes(value.shape, target_shape) == tuple(target_shape)
+        ok = value.array.shape == target_shape or np.broadcast_shapes(value.shape, target_shape) == target_shape
     except ValueError:
         ok = False
     if not ok:

@@ -11,6 +11,8 @@ base's history is rewritten (``autograd/views.py``: CopySlices), as in PyTorch (
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend, random_torch
 from ..errors import ShapeError
 from ..autograd.grad_mode import is_grad_enabled
@@ -24,6 +26,9 @@ from .division import floor_divide, remainder
 from .elementwise import add, div, mul, pow, sub  # noqa: A004 - PyTorch's name
 from .selection import clamp, masked_fill, where
 from .shape import broadcast_to
+from ._util import _wrap_int
+
+_NUMBERS = (int, float)  # exact types: a bool or a NumPy scalar takes the general path
 
 
 class _InPlace:
@@ -101,12 +106,18 @@ class _InPlace:
         return self
 
     def add_(self, other, alpha=1):
+        if alpha == 1 and (done := _number_inplace(self, "add_", "add", other)) is not None:
+            return done
         return self._inplace("add_", lambda s: add(s, _scaled(other, alpha)))
 
     def sub_(self, other, alpha=1):
+        if alpha == 1 and (done := _number_inplace(self, "sub_", "subtract", other)) is not None:
+            return done
         return self._inplace("sub_", lambda s: sub(s, _scaled(other, alpha)))
 
     def mul_(self, other):
+        if (done := _number_inplace(self, "mul_", "multiply", other)) is not None:
+            return done
         return self._inplace("mul_", lambda s: mul(s, other))
 
     def div_(self, other, *, rounding_mode=None):
@@ -223,6 +234,38 @@ class _InPlace:
             arr[...] = random_torch.normal(rng, self.shape, self.dtype, mean, std, contiguous=self.is_contiguous())
 
         return self._overwrite("normal_", write)
+
+
+def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
+    """The fast path of ``x += n``, ``x -= n``, ``x *= n`` (issue 26: ``N[a, b] += 1``, ``ll += log(p)``)
+    when the change is not recorded, for ``other`` a Python int or float or a CPU tensor of ``x``'s dtype
+    (not bool) and of its shape or 0-d, whenever the general path's result dtype is ``x``'s own (a float
+    tensor; an integer tensor with an int). The same checks (``_check_inplace``), the same operand (the
+    NumPy scalar ``number_operands`` makes, ``promote``'s wrapped int, the other's array), the same
+    ufunc (NumPy's ``out=`` copes with overlapping memory as the general path's temporary does), the
+    same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
+    arr = self.array
+    dt = arr.dtype
+    kind = dt.kind
+    if isinstance(other, Tensor):
+        o = other.array
+        if (type(arr) is not np.ndarray or type(o) is not np.ndarray or o.dtype != dt or kind == "b"
+                or (o.shape != arr.shape and o.ndim) or is_grad_enabled() and (self.requires_grad or other.requires_grad)):
+            return None
+        self._check_inplace(what)
+        getattr(np, ufunc)(arr, o, out=arr)
+        self._bump_version()
+        return self
+    if not (kind == "f" and type(other) in _NUMBERS or kind in "iu" and type(other) is int):
+        return None
+    if is_grad_enabled() and self.requires_grad:
+        return None
+    self._check_inplace(what)
+    xp = backend.get_array_module(arr)
+    operand = dt.type(other) if kind == "f" else xp.asarray(_wrap_int(other, dt, what[:-1]), dtype=dt)
+    getattr(xp, ufunc)(arr, operand, out=arr)
+    self._bump_version()
+    return self
 
 
 def _snapshot_saved(result, old) -> None:

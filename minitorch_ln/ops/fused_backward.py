@@ -1,0 +1,98 @@
+"""First-order backwards fused on the arrays (issue 26: ``tanh``, ``sigmoid``, ``x ** p``): one node instead of a chain of
+small Tensor ops, which in Python loops over small tensors (scalar autograd, makemore's MLPs) cost more
+than their arithmetic. As DESIGN.md asks, each is a ``Function`` of its own whose backward is written in
+Tensor ops, so ``create_graph=True`` and ``gradgradcheck`` still work.
+
+``sigmoid_array`` is the one array form of the logistic function, used by ``Sigmoid.forward`` and here, so
+that a fused backward gives exactly the values (bit for bit) of the Tensor-op form it replaces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..backend import get_array_module
+
+
+def sigmoid_array(x):
+    """``1 / (1 + e^(-x))`` on an array without overflow: ``e = e^(-|x|)``, then ``1/(1+e)`` for ``x >= 0``,
+    ``e/(1+e)`` below. Same shape and dtype as ``x``."""
+    xp = get_array_module(x)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+
+class TanhBackward(Function):
+    """``(dy, x) -> dx = dy · sech² x``, with ``sech² x = 4σ(2x)σ(-2x)`` (``Tanh``'s docstring: no cancellation,
+    full relative precision for large ``|x|``), the same array operations in the same order as the Tensor-op
+    form ``dy * (4.0 * (x * 2.0).sigmoid() * (-(x * 2.0)).sigmoid())``. Shapes and dtype: those of ``x``.
+
+    Its backward, for a cotangent ``g`` of ``dx``: ``d(dy) = g · sech² x`` and
+    ``d(x) = g · dy · (-2 tanh x · sech² x)`` (``d/dx sech² x = -2 sech² x tanh x``), in Tensor ops.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x):
+        ctx.save_for_backward(dy, x)
+        x2 = x * x.dtype.type(2.0)
+        return dy * (x.dtype.type(4.0) * sigmoid_array(x2) * sigmoid_array(-x2))
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, x = ctx.saved_tensors
+        x2 = x * 2.0
+        sech2 = 4.0 * x2.sigmoid() * (-x2).sigmoid()
+        d_dy = g * sech2 if ctx.needs_input_grad[0] else None
+        d_x = g * dy * (sech2 * (x.tanh() * -2.0)) if ctx.needs_input_grad[1] else None
+        return d_dy, d_x
+
+
+class SigmoidBackward(Function):
+    """``(dy, x) -> dx = dy · σ(x) · σ(-x)`` (``σ' = σ(x)σ(-x)``: no ``1 - σ(x)`` to cancel for large ``x``), the
+    same array operations in the same order as the Tensor-op form ``dy * x.sigmoid() * (-x).sigmoid()``.
+
+    Its backward, for a cotangent ``g`` of ``dx``: ``d(dy) = g · σ(x)σ(-x)`` and
+    ``d(x) = g · dy · σ(x)σ(-x) · (σ(-x) - σ(x))`` (the derivative of ``σ(x)σ(-x)``), in Tensor ops.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x):
+        ctx.save_for_backward(dy, x)
+        return dy * sigmoid_array(x) * sigmoid_array(-x)
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, x = ctx.saved_tensors
+        s, s_neg = x.sigmoid(), (-x).sigmoid()
+        d_dy = g * (s * s_neg) if ctx.needs_input_grad[0] else None
+        d_x = g * dy * (s * s_neg * (s_neg - s)) if ctx.needs_input_grad[1] else None
+        return d_dy, d_x
+
+
+class PowScalarBackward(Function):
+    """``(dy, x, p) -> dx = dy · p · x^(p-1)`` for a float ``x`` and a Python float ``p`` (not 0 or 1: those keep
+    their own forms in ``PowScalar.backward``), the same array operations in the same order as the Tensor-op
+    form ``dy * p * pow(x, p - 1)`` it replaces: ``dy`` times ``p`` in ``x``'s dtype, then times
+    ``x ** (p - 1)`` (in that dtype, NumPy's warnings off as in ``PowScalar.forward``: ``0 ** -1 = inf``).
+
+    Its backward, for a cotangent ``g`` of ``dx``: ``d(dy) = g · p · x^(p-1)``, ``d(x) = g · dy · p (p-1) x^(p-2)``,
+    in Tensor ops.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, x, p):
+        ctx.save_for_backward(dy, x)
+        ctx.p = p
+        dt = x.dtype.type
+        scaled = dy * dt(p)
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            return scaled * x ** dt(p - 1)
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, x = ctx.saved_tensors
+        p = ctx.p
+        d_dy = g * p * x ** (p - 1) if ctx.needs_input_grad[0] else None
+        d_x = g * dy * (p * (p - 1)) * x ** (p - 2) if ctx.needs_input_grad[1] else None
+        return d_dy, d_x, None
