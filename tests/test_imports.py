@@ -21,7 +21,7 @@ LAYERS = [
     ("ops", ["ops", "linalg", "special"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp", "grad_scaler"]),
-    ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),
+    ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "torch_format", "interop", "onnx"]),
     ("diagnostics", ["diagnostics"]),
     ("apps", ["apps", "__main__", "run"]),
 ]
