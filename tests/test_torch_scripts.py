@@ -769,13 +769,12 @@ def test_get_parameter_and_get_buffer_as_pytorch():
         net.get_buffer("head.weight")
 
 
-def test_bfloat16_is_a_clear_error_and_changes_nothing():
-    net = _Net.build(mt)
-    with pytest.raises(TypeError, match=r"Net.bfloat16\(\): minitorch_ln has no bfloat16.*\.half\(\)"):
-        net.bfloat16()
-    with pytest.raises(TypeError, match="bfloat16"):
-        net.to(amp.bfloat16)
-    assert all(p.dtype == np.float32 for p in net.parameters())
+def test_module_bfloat16_casts_as_pytorch():
+    tnet, net = _pair()
+    assert net.bfloat16() is net and tnet.bfloat16() is tnet
+    for (name, p), (tname, tp) in zip(net.named_parameters(), tnet.named_parameters()):
+        assert name == tname and p.dtype == amp.bfloat16 and str(tp.dtype) == "torch.bfloat16" and p.requires_grad
+        np.testing.assert_array_equal(p.array.astype(np.float32), tp.detach().float().numpy())
     assert net.to("cpu", non_blocking=True) is net  # non_blocking accepted, as PyTorch's
 
 
