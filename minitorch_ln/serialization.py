@@ -49,11 +49,6 @@ __all__ = ["save", "load", "load_metadata", "SerializationError", "atomic_write_
 _HASH_KEY = "minitorch_ln.sha256"
 _STRUCT_KEY = "minitorch_ln.structure"
 _FORMAT_KEY = "format"
-_TORCH_HINT = (
-    "minitorch_ln never unpickles (unpickling can execute arbitrary code), so it cannot read torch.save "
-    "files; convert it in PyTorch: `from safetensors.torch import save_file; "
-    "save_file(torch.load(path, map_location='cpu'), 'model.safetensors')` for a state dict"
-)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,9 +220,6 @@ def _read(f) -> "tuple[bytes, str]":
 
 def _header(raw: bytes, path) -> dict:
     """The JSON header of a safetensors file, checked against the file's length."""
-    if raw[:4] == b"PK\x03\x04" or raw[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
-        kind = "a zip archive, as torch.save writes" if raw[:2] == b"PK" else "a pickle, as old torch.save wrote"
-        raise SerializationError(f"{path!r} is {kind}, not a safetensors file: {_TORCH_HINT}")
     if len(raw) < 8:
         raise SerializationError(f"{path!r} is not a safetensors file: it has only {len(raw)} bytes")
     n = int.from_bytes(raw[:8], "little")
@@ -316,7 +308,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         raw = bytes(raw)
     else:
         raw, name = _read(f)
-    if is_torch_file(raw[:8]):
+    if is_torch_file(raw):
         return load_torch(raw, name, map_location, weights_only is not False)
     header = _header(raw, name)
     try:

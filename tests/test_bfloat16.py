@@ -201,3 +201,11 @@ def test_bad_input_names_what_came():
         x.to("cuda")
     with pytest.raises(TypeError, match="iinfo: expected an integer dtype .* got bfloat16"):
         mt.iinfo(mt.bfloat16)
+
+
+def test_bfloat16_in_the_default_safetensors_format(tmp_path):
+    x = mt.tensor([1.5, -2.0, 3.140625, 1e-3]).bfloat16()
+    save({"w": x, "p": nn.Parameter(mt.ones(2).bfloat16()), "n": 3}, tmp_path / "b.safetensors")
+    back = load(tmp_path / "b.safetensors")
+    assert back["w"].dtype == BF16 and back["w"].array.tobytes() == x.array.tobytes()  # the same bits
+    assert isinstance(back["p"], nn.Parameter) and back["p"].dtype == BF16 and back["n"] == 3

@@ -279,3 +279,14 @@ def test_alias_torch_save_writes_torch_format_for_pt_paths(tmp_path):
     assert zipfile.is_zipfile(tmp_path / "a.pt") and zipfile.is_zipfile(io.BytesIO(buf.getvalue()))
     assert not zipfile.is_zipfile(tmp_path / "a.safetensors")
     assert torch.load(tmp_path / "a.pt", weights_only=True)["w"].tolist() == [1.0, 1.0]
+
+
+def test_a_safetensors_file_whose_length_looks_like_a_pickle_is_not_taken_for_one(tmp_path):
+    # an 896-byte header: its length's first bytes are 0x80 0x03, a protocol-3 pickle's opening
+    for n in range(900):
+        save({"w": mt.ones(2)}, tmp_path / "s.safetensors", metadata={"pad": "x" * n})
+        raw = (tmp_path / "s.safetensors").read_bytes()
+        if raw[:2] == b"\x80\x03":
+            break
+    assert raw[:2] == b"\x80\x03"
+    assert load(tmp_path / "s.safetensors")["w"].tolist() == [1.0, 1.0]

@@ -54,7 +54,7 @@ def _operands(a, b, op: str, kinds: str = "biuf", to_float: bool = False):
     broadcast_shape(a.shape, b.shape, op)
     if to_float and a.dtype.kind in "biu":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
-    if a.dtype.kind not in kinds:
+    if a.dtype.kind not in kinds and not ("f" in kinds and backend.is_floating(a.dtype)):  # bfloat16: kind 'V'
         names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point"}
         want = " or ".join(sorted({names[k] for k in kinds}))
         raise TypeError(f"{op}: expected {want} tensors, got {a.dtype}")

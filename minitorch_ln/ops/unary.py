@@ -119,7 +119,7 @@ class Sign(_PiecewiseConstant):
 
 def _rounding(cls, x, op, *args):
     _check_tensor(x, op)
-    if x.dtype.kind == "b" or x.dtype.kind not in "iuf":
+    if x.dtype.kind == "b" or (x.dtype.kind not in "iuf" and not backend.is_floating(x.dtype)):
         raise TypeError(f"{op}: expected an integer or floating point tensor, got {x.dtype}")
     if x.dtype.kind in "iu":  # integers are already whole: a copy, the input's dtype (as PyTorch)
         return Tensor._from_op(x.array.copy())
@@ -165,7 +165,7 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
     _check_tensor(input, "sign")
     if input.dtype.kind == "b":
         return Tensor._from_op(input.array.copy())
-    if input.dtype.kind not in "iuf":
+    if (input.dtype.kind not in "iuf" and not backend.is_floating(input.dtype)):
         raise TypeError(f"sign: expected a real tensor, got {input.dtype}")
     return Sign.apply(input)
 
@@ -230,7 +230,7 @@ def square(input: Tensor) -> Tensor:  # noqa: A002
     _check_tensor(input, "square")
     if input.dtype.kind == "b":
         input = cast(input, np.int64)
-    if input.dtype.kind not in "iuf":
+    if (input.dtype.kind not in "iuf" and not backend.is_floating(input.dtype)):
         raise TypeError(f"square: expected a real tensor, got {input.dtype}")
     return Square.apply(input)
 

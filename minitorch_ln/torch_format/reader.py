@@ -36,9 +36,13 @@ LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
 _LEGACY_PREFIX = b"\x80\x02\x8a\x0a" + LEGACY_MAGIC.to_bytes(10, "little")
 
 
-def is_torch_file(head: bytes) -> bool:
-    """Whether the first bytes are a zip's or a pickle's (what ``torch.save`` writes)."""
-    return head[:4] == b"PK\x03\x04" or (len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5)
+def is_torch_file(raw) -> bool:
+    """Whether ``raw`` starts as a zip or a pickle does (what ``torch.save`` writes) and not as a
+    safetensors file (an 8-byte header length that fits the file, then the JSON header's ``{``: its
+    first bytes alone can look like a pickle's, ``\x80\x03`` for an 896-byte header)."""
+    if len(raw) >= 9 and raw[8:9] == b"{" and int.from_bytes(raw[:8], "little") <= len(raw) - 8:
+        return False
+    return raw[:4] == b"PK\x03\x04" or (len(raw) >= 2 and raw[0] == 0x80 and 2 <= raw[1] <= 5)
 
 
 def load_torch(raw, name: str, map_location=None, weights_only: bool = True, mmap: bool = False):
