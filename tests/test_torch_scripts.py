@@ -641,7 +641,7 @@ def test_nanogpt_checkpoints_resume_across_pytorch_and_the_alias(project, tmp_pa
         return checksum, losses[10], losses[11]
 
     try:
-        trained = {"pytorch": tmp_path / "pt", "alias": tmp_path / "mt"}
+        trained, figures = {"pytorch": tmp_path / "pt", "alias": tmp_path / "mt"}, {}
         on_pytorch([f"--out_dir={trained['pytorch']}", "--max_iters=10", "--compile=False"])
         here([f"--out_dir={trained['alias']}", "--max_iters=10", "--compile=False"])
         for origin, out_dir in trained.items():
@@ -651,9 +651,11 @@ def test_nanogpt_checkpoints_resume_across_pytorch_and_the_alias(project, tmp_pa
                 shutil.copytree(out_dir, work)
                 results[runner] = resumed(run([f"--out_dir={work}", "--init_from=resume", "--max_iters=11",
                                                "--compile=False"]))
+            figures[origin] = results
             (c_pt, l10_pt, l11_pt), (c_mt, l10_mt, l11_mt) = results["pytorch"], results["alias"]
             assert c_mt == pytest.approx(c_pt, rel=1e-9), origin
             assert l10_mt == pytest.approx(l10_pt, abs=2e-4) and l11_mt == pytest.approx(l11_pt, abs=2e-4), (origin, results)
+        print(f"checkpoints resumed (checksum, loss 10, loss 11) by origin and runner: {figures}")  # pytest -s
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
         torch.set_rng_state(rng)
