@@ -94,11 +94,15 @@ class Rebuilder:
 
     def tensor_v3(self, storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype,
                   metadata=None):
-        t = self._tensor(storage, storage_offset, size, stride, requires_grad)
-        if t.dtype != dtype:
-            raise SerializationError(f"{self._name!r}: a tensor of dtype {dtype} kept in a {storage.array.dtype} "
-                                     "storage (reinterpreting bytes) is not supported")
-        return t
+        if isinstance(storage, Storage) and storage.array.dtype != dtype:  # an untyped (byte) storage
+            if not isinstance(dtype, np.dtype) or storage.array.nbytes % dtype.itemsize:
+                raise SerializationError(f"{self._name!r}: a tensor of dtype {dtype} cannot be read from storage "
+                                         f"{storage.key} of {storage.array.nbytes} bytes")
+            key = f"{storage.key}:{dtype}"  # registered, so that map_location moves it too
+            if key not in self.storages:
+                self.storages[key] = Storage(key, storage.array.view(dtype), storage.location)
+            storage = self.storages[key]
+        return self._tensor(storage, storage_offset, size, stride, requires_grad)
 
     def _tensor(self, storage, offset, size, stride, requires_grad) -> Tensor:
         name = self._name

@@ -23,6 +23,7 @@ from __future__ import annotations
 import codecs
 import io
 import pickle
+import re
 from collections import Counter, OrderedDict
 
 import numpy as np
@@ -144,6 +145,11 @@ class RestrictedUnpickler(pickle._Unpickler):
             return _torch_dtype(name)
         if qualname in self._user:
             return self._user[qualname]
+        if qualname == "torch.storage.UntypedStorage":  # bytes: _rebuild_tensor_v3 names the dtype
+            return StorageType("UntypedStorage", np.uint8)
+        if module == "torch" and re.fullmatch(r"u?int\d+|float\d+\w*|complex\d+|chalf|bits\w+|q\w+", name):
+            raise SerializationError(f"{self._name!r} holds a tensor of dtype torch.{name}, which minitorch_ln does "
+                                     "not have")
         if module == "torch" and name.endswith("Storage"):
             raise SerializationError(f"{self._name!r} holds a torch.{name}, a storage type minitorch_ln cannot "
                                      f"read (it reads {', '.join(sorted(STORAGE_DTYPES))})")
