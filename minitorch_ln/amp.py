@@ -8,9 +8,10 @@ arguments as PyTorch's do: matmul, linear, the convolutions and attention run in
 pow, softmax, layer_norm, the losses and the reductions in float32; the others in their inputs'
 dtypes (:mod:`minitorch_ln.ops.autocast_policies` has the lists, :mod:`minitorch_ln.autograd.autocast_state`
 the rule). ``'cuda'`` regions act on GPU tensors with PyTorch's CUDA lists, ``'cpu'`` regions on CPU
-tensors with its CPU lists. The low-precision dtype is float16: PyTorch's CPU default, bfloat16,
-does not exist in NumPy or CuPy, so ``autocast("cpu")`` without ``dtype=float16`` warns and runs
-disabled. ``cache_enabled`` is accepted; no cast is cached (the values are the same, each use of
+tensors with its CPU lists. The low-precision dtype is float16 on CUDA and, as PyTorch's CPU default,
+bfloat16 on the CPU (``ml_dtypes``' storage dtype: each op computes in float32 and rounds its result to
+bfloat16, as PyTorch's CPU kernels; CuPy has no bfloat16, so ``autocast("cuda", dtype=bfloat16)``
+raises PyTorch's error for a GPU without it). ``cache_enabled`` is accepted; no cast is cached (the values are the same, each use of
 a float32 weight is cast again).
 
 **GradScaler** is real: ``scale(loss)`` multiplies by the scale, ``unscale_(optimizer)`` divides
@@ -30,7 +31,7 @@ import numpy as np
 
 from . import backend
 from .autograd import autocast_state
-from .dtypes import UnsupportedDtype as _UnsupportedDtype, bfloat16  # the one placeholder of bfloat16
+from .dtypes import UnsupportedDtype as _UnsupportedDtype, bfloat16
 from .grad_scaler import CudaGradScaler, GradScaler
 from .ops.autocast_policies import POLICIES
 
@@ -100,7 +101,7 @@ class autocast:
 
     Args:
         device_type: ``"cuda"`` or ``"cpu"``.
-        dtype: float16 (CUDA's default) or bfloat16 (the CPU's default, which minitorch_ln lacks).
+        dtype: float16 (CUDA's default) or bfloat16 (the CPU's default).
         enabled: ``False`` makes the region a no-op.
         cache_enabled: accepted; no cast is cached (the same values; a weight is cast at each use).
     Raises:
@@ -109,8 +110,7 @@ class autocast:
         TypeError: ``enabled`` not a bool.
     Warns:
         UserWarning: ``"cuda"`` without a GPU, or a CPU dtype other than float16/bfloat16 (disabled,
-            as PyTorch); bfloat16 on the CPU (PyTorch's default there), which NumPy lacks: the
-            region is disabled and the ops run in their input dtypes (float32 for a float32 model).
+            as PyTorch).
     """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
@@ -132,18 +132,13 @@ class autocast:
                 warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling",
                               UserWarning, stacklevel=2)
                 self._enabled = False
-            elif self.fast_dtype is bfloat16:
+            elif self.fast_dtype == bfloat16:
                 raise RuntimeError("Current CUDA Device does not support bfloat16. Please switch dtype to float16.")
             elif self.fast_dtype != np.float16:
                 warnings.warn("In CUDA autocast, but the target dtype is not supported. Disabling autocast.\n"
                               "CUDA Autocast only supports dtype of torch.float16 here.", UserWarning, stacklevel=2)
                 self._enabled = False
-        elif self.fast_dtype is bfloat16:
-            warnings.warn("autocast('cpu', dtype=bfloat16) is disabled here: NumPy has no bfloat16. The ops run in "
-                          "their input dtypes (float32 for a float32 model); dtype=torch.float16 gives mixed "
-                          "precision. See docs/torch_compat.md.", UserWarning, stacklevel=2)
-            self._enabled = False
-        elif self.fast_dtype != np.float16:
+        elif self.fast_dtype not in (np.float16, bfloat16):
             warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
                           "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
                           UserWarning, stacklevel=2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import ml_dtypes  # bfloat16 for NumPy: a small NumPy-only dependency
 import numpy as np
 
 from .mt19937 import CPUGenerator
@@ -155,6 +156,9 @@ def to_device(array, dev: "str | Device"):
     dev = device(dev)
     if dev.type == "cpu":
         return array.get() if _is_cupy_array(array) else array
+    if array.dtype == BFLOAT16:
+        raise TypeError(f"cannot move a bfloat16 tensor to {dev}: bfloat16 is a CPU storage dtype here (CuPy has "
+                        "no bfloat16); convert it first (.float() or .half())")
     cp = cupy_or_error()
     if dev.index >= cp.cuda.runtime.getDeviceCount():
         raise DeviceError(f"device {dev} does not exist: this machine has {cp.cuda.runtime.getDeviceCount()} GPU(s)")
@@ -174,14 +178,14 @@ _DTYPE_NAMES = {
     "float64": np.float64, "double": np.float64,
     "int8": np.int8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
     "int64": np.int64, "long": np.int64, "uint8": np.uint8, "bool": np.bool_,
+    "bfloat16": ml_dtypes.bfloat16,
 }
+# bfloat16 is a storage dtype (ml_dtypes'; NumPy kind 'V'): ops compute on float32 copies and round the
+# result back (autograd/bfloat16.py), as PyTorch's CPU kernels do
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _SUPPORTED = {np.dtype(t) for t in _DTYPE_NAMES.values()}
 # PyTorch dtypes minitorch_ln refuses on purpose, with the reason (minitorch_ln/dtypes.py explains)
-_UNSUPPORTED_DTYPES = {
-    "bfloat16": "bfloat16 is not supported: NumPy has no native bfloat16 (ml_dtypes adds one whose ufunc "
-                "and reduction coverage is partial) and CuPy has none, so the same code could not run on "
-                "both; use float16 or float32",
-}
+_UNSUPPORTED_DTYPES: dict = {}
 
 _default_float = np.dtype(np.float32)
 
@@ -211,12 +215,13 @@ def as_dtype(dtype) -> np.dtype:
 
 
 def is_floating(dtype) -> bool:
-    return np.dtype(dtype).kind == "f"
+    d = np.dtype(dtype)
+    return d.kind == "f" or d == BFLOAT16
 
 
 def _category(dtype) -> int:
-    kind = np.dtype(dtype).kind
-    return {"b": 0, "u": 1, "i": 1, "f": 2}[kind]
+    d = np.dtype(dtype)
+    return 2 if d == BFLOAT16 else {"b": 0, "u": 1, "i": 1, "f": 2}[d.kind]
 
 
 def can_cast(from_dtype, to_dtype) -> bool:
@@ -229,7 +234,7 @@ def can_cast(from_dtype, to_dtype) -> bool:
 _TORCH_TYPE_NAMES = {
     np.dtype(np.float16): "Half", np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
     np.dtype(np.int8): "Char", np.dtype(np.int16): "Short", np.dtype(np.int32): "Int",
-    np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool",
+    np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool", BFLOAT16: "BFloat16",
 }
 
 
@@ -261,8 +266,8 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
     elif a_rank != b_rank:  # same category: the more dimensioned operand decides
         return a_dtype if a_rank < b_rank else b_dtype
     else:
-        dt, rank = np.result_type(a_dtype, b_dtype), a_rank
-    if rank == 2 and dt.kind == "f":  # a Python float with an int/bool tensor -> the default float dtype
+        dt, rank = np.result_type(a_dtype, b_dtype), a_rank  # bfloat16 with float16 -> float32, as PyTorch
+    if rank == 2 and (dt.kind == "f" or dt == BFLOAT16):  # a Python float with an int/bool tensor -> the default float dtype
         return _default_float
     return dt
 

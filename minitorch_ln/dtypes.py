@@ -6,14 +6,12 @@ ones are float16/32/64, int8/16/32/64, uint8 and bool; promotion follows PyTorch
 (:func:`minitorch_ln.backend.result_dtype`: bool < integer < float, then dimensioned tensors before
 0-d tensors before Python numbers; uint8 with int8 gives int16, bool with an int gives the int).
 
-**bfloat16 is not supported, on purpose.** NumPy has no native bfloat16. The ``ml_dtypes`` package
-adds a NumPy bfloat16 (kind ``'V'``), but many ufuncs, reductions and ``linalg`` routines either
-upcast silently or refuse it, and CuPy has no bfloat16 at all, so a bfloat16 tensor could not
-follow the same code path on the CPU and the GPU, which every op here relies on (``xp = numpy or
-cupy``). Rather than a dtype that works on one device and for some ops, :data:`bfloat16` is a named
-placeholder: scripts may mention it (``{'bf16': torch.bfloat16}``), and making or casting a tensor
-with it, or asking ``finfo`` about it, raises a TypeError naming this reason (use float16 or
-float32). This module is in the backend layer: it knows Tensors only by duck typing (``.dtype``
+**bfloat16** is a storage dtype, through the ``ml_dtypes`` package (NumPy's kind ``'V'``): tensors
+hold bfloat16 values (2 bytes each), and every op computes on float32 copies and rounds its result
+back to bfloat16 (``autograd/bfloat16.py``), as PyTorch's CPU kernels do; NumPy's own bfloat16
+reductions accumulate in bfloat16 (a sum of ones sticks at 256), so they are never used. Promotion
+follows PyTorch (bfloat16 with float16 gives float32). CuPy has no bfloat16: on a GPU it is refused.
+:class:`UnsupportedDtype` remains for PyTorch dtypes minitorch_ln lacks. This module is in the backend layer: it knows Tensors only by duck typing (``.dtype``
 and ``.ndim``).
 """
 
@@ -44,7 +42,7 @@ class UnsupportedDtype:
         return f"torch.{self.name} (not supported by minitorch_ln)"
 
 
-bfloat16 = UnsupportedDtype("bfloat16")
+bfloat16 = backend.BFLOAT16
 
 
 def _dtype(dtype, fn: str) -> np.dtype:
@@ -61,15 +59,17 @@ class finfo:  # noqa: N801 - PyTorch's name
     value), ``max``, ``min`` (= ``-max``), ``tiny`` = ``smallest_normal``, ``resolution``
     (``10**-precision``), and ``dtype`` (its name, a str, as PyTorch).
 
-    Raises TypeError for an integer or bool dtype (use :class:`iinfo`) or bfloat16.
+    Raises TypeError for an integer or bool dtype (use :class:`iinfo`).
     """
 
     def __init__(self, type=None):  # noqa: A002 - PyTorch's argument name
         d = backend.default_float_dtype() if type is None else _dtype(type, "finfo")
-        if d.kind != "f":
-            raise TypeError(f"finfo: expected a floating point dtype (float16, float32, float64), got {d}; "
+        if not backend.is_floating(d):
+            raise TypeError(f"finfo: expected a floating point dtype (float16, bfloat16, float32, float64), got {d}; "
                             "use iinfo for integer dtypes")
-        info = np.finfo(d)
+        import ml_dtypes  # noqa: PLC0415 - its finfo also knows bfloat16
+
+        info = ml_dtypes.finfo(d)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)
@@ -107,14 +107,14 @@ def get_default_dtype() -> np.dtype:
 
 
 def set_default_dtype(d) -> None:
-    """Make ``d`` (float16, float32 or float64) the dtype of Python floats, of ``tensor([1.5])``,
+    """Make ``d`` (float16, bfloat16, float32 or float64) the dtype of Python floats, of ``tensor([1.5])``,
     of float factories (``zeros``, ``randn``, ``arange(0.5, ...)``) and of int-with-float promotion,
     as ``torch.set_default_dtype``. Process-wide, like PyTorch's.
 
     Raises TypeError for a non-float dtype (as PyTorch) or for something that is not a dtype.
     """
     dt = _dtype(d, "set_default_dtype")
-    if dt.kind != "f":
+    if not backend.is_floating(dt):
         raise TypeError(f"set_default_dtype: only floating point types are supported as the default type, got {dt}")
     backend._default_float = dt
 

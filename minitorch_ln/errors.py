@@ -32,6 +32,11 @@ class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
     """An integer division (``//``, ``%``, ``fmod``) by zero, which has no result (PyTorch raises too)."""
 
 
+class SerializationError(ValueError):
+    """A checkpoint file that cannot be read (truncated, corrupt, refused) or an object that cannot be saved;
+    public as ``minitorch_ln.serialization.SerializationError`` (it lives here so both file formats share it)."""
+
+
 _PACKAGE_DIR = __file__.rsplit("/", 1)[0].rsplit("\\", 1)[0]
 
 

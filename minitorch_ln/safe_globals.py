@@ -3,8 +3,9 @@
 
 Scripts written for ``torch.load(..., weights_only=True)`` register the classes their checkpoints
 hold (``torch.serialization.add_safe_globals([MyConfig])``); the calls work here, with PyTorch's
-arguments and errors, and the list reads back as registered. :func:`minitorch_ln.load` itself never
-unpickles (its files are safetensors plus JSON), so nothing it loads depends on the list.
+arguments and errors, and the list reads back as registered. :func:`minitorch_ln.load` reads
+``torch.save`` files through an allow-listed unpickler (:mod:`minitorch_ln.torch_format.unpickler`)
+that consults this list, as PyTorch's weights-only load does; its own safetensors files need none.
 """
 
 from __future__ import annotations

@@ -13,9 +13,12 @@ to PyTorch with ``torch_model.load_state_dict(load_file(path))`` (nested checkpo
 tensors by path, ``"model/lm_head.weight"``; a tied weight is stored under its first name only).
 Files written before the structure existed (flat state dicts) still load.
 
-``torch.save`` files are not read: they are zip archives (or, before PyTorch 1.6, raw streams)
-holding a pickle, and unpickling can run arbitrary code. :func:`load` recognises them and says how
-to convert one in PyTorch (``safetensors.torch.save_file``).
+``torch.save`` files are read too (the zip format and the legacy stream), through an allow-listed
+unpickler that never executes code (:mod:`minitorch_ln.torch_format`), and ``save(obj, f,
+format="torch")`` writes the zip format that real ``torch.load(f, weights_only=True)`` reads.
+Under the torch alias, ``torch.save`` writes that format to a path ending ``.pt``/``.pth``/``.ckpt``/
+``.bin``/``.tar`` or when ``_use_new_zipfile_serialization`` is passed (:func:`torch_save`);
+``docs/checkpoints.md`` has the whole story.
 
 Writes are atomic: the bytes go to a temporary file in the destination's directory, are flushed to
 disk, and only then renamed over the destination (``os.replace``, atomic on POSIX and Windows). A
@@ -37,23 +40,15 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import backend
+from .errors import SerializationError
 from .tensor import Tensor
 
 __all__ = ["save", "load", "load_metadata", "SerializationError", "atomic_write_bytes", "atomic_write_text",
-           "atomic_write_json"]
+           "atomic_write_json", "torch_save"]
 
 _HASH_KEY = "minitorch_ln.sha256"
 _STRUCT_KEY = "minitorch_ln.structure"
 _FORMAT_KEY = "format"
-_TORCH_HINT = (
-    "minitorch_ln never unpickles (unpickling can execute arbitrary code), so it cannot read torch.save "
-    "files; convert it in PyTorch: `from safetensors.torch import save_file; "
-    "save_file(torch.load(path, map_location='cpu'), 'model.safetensors')` for a state dict"
-)
-
-
-class SerializationError(ValueError):
-    """A file that is not a readable safetensors file, is truncated or corrupt, or an unsavable object."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -143,7 +138,7 @@ def _is_state_dict(obj) -> bool:
 
 
 def save(obj, f, metadata: "Mapping[str, str] | None" = None, pickle_module=None, pickle_protocol=None,
-         **_ignored) -> None:
+         *, format: str = "safetensors", **_ignored) -> None:  # noqa: A002 - the format's name
     """Save ``obj`` (any nesting of dicts, lists, tuples, Tensors, arrays, numbers, str, bool, None) to ``f``.
 
     Args:
@@ -156,8 +151,12 @@ def save(obj, f, metadata: "Mapping[str, str] | None" = None, pickle_module=None
         f: a path (written atomically: temporary file, fsync, rename) or a binary file object
             (``f.write`` is called once), as ``torch.save``.
         metadata: optional ``{str: str}`` stored in the file's header.
-        pickle_module, pickle_protocol: accepted for ``torch.save`` compatibility and ignored
-            (there is no pickle).
+        pickle_module, pickle_protocol: accepted for ``torch.save`` compatibility; ``pickle_protocol``
+            (2 unless given) is used by ``format="torch"`` only.
+        format: ``"safetensors"`` (the default: safetensors plus JSON, no pickle) or ``"torch"``
+            (PyTorch's zip format, for real ``torch.load(f, weights_only=True)``; tensors,
+            containers, numbers, strings, dtypes, Size and device only; see
+            :mod:`minitorch_ln.torch_format.writer`).
 
     Raises:
         SerializationError: an object that cannot be saved (its place in ``obj`` and type named),
@@ -169,6 +168,13 @@ def save(obj, f, metadata: "Mapping[str, str] | None" = None, pickle_module=None
 
     from .interop.checkpoint_tree import TreeError, encode  # noqa: PLC0415
 
+    if format == "torch":
+        from .torch_format import save_torch  # noqa: PLC0415
+
+        save_torch(obj, f, 2 if pickle_protocol is None else pickle_protocol, atomic_write_bytes)
+        return
+    if format != "safetensors":
+        raise ValueError(f"save: format must be 'safetensors' or 'torch', got {format!r}")
     meta = {}
     for k, v in (metadata or {}).items():
         if not isinstance(k, str) or not isinstance(v, str) or k.startswith("minitorch_ln."):
@@ -214,9 +220,6 @@ def _read(f) -> "tuple[bytes, str]":
 
 def _header(raw: bytes, path) -> dict:
     """The JSON header of a safetensors file, checked against the file's length."""
-    if raw[:4] == b"PK\x03\x04" or raw[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
-        kind = "a zip archive, as torch.save writes" if raw[:2] == b"PK" else "a pickle, as old torch.save wrote"
-        raise SerializationError(f"{path!r} is {kind}, not a safetensors file: {_TORCH_HINT}")
     if len(raw) < 8:
         raise SerializationError(f"{path!r} is not a safetensors file: it has only {len(raw)} bytes")
     n = int.from_bytes(raw[:8], "little")
@@ -268,20 +271,25 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             devices to targets (``{'cuda:0': 'cpu'}``), or a callable ``fn(tensor, location)``
             given each Tensor (on its saved device) and its saved device string, returning the
             Tensor to use. NumPy arrays in the checkpoint stay NumPy arrays.
-        weights_only: accepted for ``torch.load`` compatibility. Loading is always "weights only":
-            the file holds JSON and arrays, and nothing in it is executed, whatever this says.
-        pickle_module, mmap: accepted and ignored (``mmap``: the file is read into memory).
+        weights_only: loading is always "weights only": a safetensors file holds JSON and arrays,
+            and a ``torch.save`` file goes through the allow-listed unpickler whatever this says
+            (``False`` loads what the allow-list allows and names any other global: minitorch_ln
+            never runs pickle code).
+        mmap: for a ``torch.save`` zip file given by path, memory-map it (copy-on-write) instead
+            of reading it; ignored otherwise. pickle_module: accepted and ignored.
         device: the older name of ``map_location``.
 
     Returns:
         the saved object, with dict types (``dict``/``OrderedDict``), tuples and lists as saved.
+        A ``torch.save`` file gives its object with minitorch_ln Tensors (views of one storage
+        sharing memory), Parameters, ``Size``, devices and dtypes in place of PyTorch's.
         A safetensors file without minitorch_ln's structure (written by PyTorch, or by an older
         minitorch_ln) gives an ``OrderedDict`` of name to Tensor in the file's order.
 
     Raises:
         FileNotFoundError: ``f`` does not exist.
-        SerializationError: not a safetensors file (a ``torch.save`` file is named as such),
-            truncated, corrupt (the SHA-256 recorded at save time does not match), or a
+        SerializationError: neither a safetensors nor a ``torch.save`` file, a pickle naming a
+            global outside the allow-list (the global named; nothing executed), truncated, corrupt (the SHA-256 recorded at save time does not match), or a
             structure that does not decode.
         DeviceError: a Tensor saved on a GPU with no GPU here and no ``map_location``.
     """
@@ -289,7 +297,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
     from .interop.checkpoint_tree import TreeError, decode  # noqa: PLC0415
 
-    raw, name = _read(f)
+    from .torch_format import is_torch_file, load_torch, read_source  # noqa: PLC0415
+
+    if map_location is None:
+        map_location = device
+    if mmap and not _is_file(f) and os.path.isfile(f):
+        raw, name = read_source(f, use_mmap=True)
+        if raw[:4] == b"PK\x03\x04":
+            return load_torch(raw, name, map_location, weights_only is not False, mmap=True)
+        raw = bytes(raw)
+    else:
+        raw, name = _read(f)
+    if is_torch_file(raw):
+        return load_torch(raw, name, map_location, weights_only is not False)
     header = _header(raw, name)
     try:
         arrays = st_load(raw)
@@ -301,8 +321,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if expected is not None and _tensor_digest(arrays, structure) != expected:
         raise SerializationError(f"{name!r} is corrupt: its tensors do not match the SHA-256 recorded when it was saved")
     arrays = {k: (a if a.flags.writeable else a.copy()) for k, a in arrays.items()}
-    if map_location is None:
-        map_location = device
     target = _placement(map_location, name)
 
     def where(node):
@@ -336,3 +354,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         if isinstance(exc, backend.DeviceError):
             raise
         raise SerializationError(f"{name!r} is corrupt: its structure does not decode ({exc})") from None
+
+
+_TORCH_SUFFIXES = (".pt", ".pth", ".ckpt", ".bin", ".tar")
+
+
+def torch_save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=None,
+               _disable_byteorder_record=False, *, format=None, metadata=None) -> None:  # noqa: A002
+    """``torch.save`` under the torch alias: PyTorch's zip format (``format="torch"``) when ``f`` is a
+    path ending ``.pt``, ``.pth``, ``.ckpt``, ``.bin`` or ``.tar``, or when the script passes
+    ``_use_new_zipfile_serialization`` (the zip format either way: the legacy format is read, never
+    written); else :func:`save`'s default, safetensors plus JSON. ``format=`` decides outright.
+    """
+    if format is None:
+        named = not _is_file(f) and os.fspath(f).lower().endswith(_TORCH_SUFFIXES)
+        format = "torch" if named or _use_new_zipfile_serialization is not None else "safetensors"
+    save(obj, f, metadata, pickle_module, pickle_protocol, format=format)

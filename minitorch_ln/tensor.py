@@ -164,7 +164,7 @@ class Tensor(TensorProtocols):
                 "you can only change requires_grad flags of leaf tensors; use .detach() to get a "
                 "tensor without history"
             )
-        if requires_grad and self.dtype.kind != "f":
+        if requires_grad and not backend.is_floating(self.dtype):
             raise RuntimeError(
                 f"only floating point tensors can require gradients, but this tensor has dtype {self.dtype}"
             )
@@ -362,7 +362,7 @@ def _to_array(data, dtype=None, device=None):
             ) from None
         if dt is None:
             # Python floats become the default float dtype (float32), ints int64, as in PyTorch
-            if arr.dtype.kind == "f":
+            if backend.is_floating(arr.dtype):
                 dt = backend.default_float_dtype()
             elif arr.dtype.kind in "iu":
                 dt = np.dtype(np.int64)

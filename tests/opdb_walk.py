@@ -28,7 +28,7 @@ import minitorch_ln as mt
 from minitorch_ln.interop import torch_alias
 
 SAMPLES_PER_OP = int(__import__("os").environ.get("OPDB_SAMPLES", "3"))  # per dtype, the first ones the OpInfo yields (deterministic), to fit CI's budget
-DTYPES = ("float64", "float32")
+DTYPES = tuple(__import__("os").environ.get("OPDB_DTYPES", "float64,float32").split(","))  # OPDB_DTYPES=bfloat16
 
 # Ops whose values are random draws: only shape and dtype are compared.
 RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "normal", "uniform", "multinomial",
@@ -132,7 +132,7 @@ def to_ours(value, dtype_map, memo=None):
         if value.dtype not in dtype_map:
             raise TypeError(f"dtype {value.dtype}")
         if id(value) not in memo:
-            arr = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
+            arr = _numpy(value.detach().cpu().resolve_conj().resolve_neg(), torch).copy()
             memo[id(value)] = mt.tensor(arr, requires_grad=value.requires_grad)
         return memo[id(value)]
     if isinstance(value, torch.dtype):
@@ -161,6 +161,10 @@ def to_ours(value, dtype_map, memo=None):
     return value
 
 
+def _numpy(t, torch):  # bfloat16 through its bits: NumPy has none, ml_dtypes has
+    return t.view(torch.int16).numpy().view(mt.bfloat16) if t.dtype == torch.bfloat16 else t.numpy()
+
+
 def _fresh(value, memo):
     """PyTorch's side of a sample with fresh leaves (samples may share one tensor, whose ``.grad`` would
     otherwise carry over from sample to sample); one tensor used twice stays one tensor."""
@@ -178,7 +182,7 @@ def _fresh(value, memo):
 
 def _dtype_map():
     torch = _torch()
-    return {torch.float64: mt.float64, torch.float32: mt.float32, torch.float16: mt.float16,
+    return {torch.float64: mt.float64, torch.float32: mt.float32, torch.float16: mt.float16, torch.bfloat16: mt.bfloat16,
             torch.int64: mt.int64, torch.int32: mt.int32, torch.int16: mt.int16, torch.int8: mt.int8,
             torch.uint8: mt.uint8, torch.bool: mt.bool}
 
@@ -193,7 +197,7 @@ def _leaves(value):
 def _as_array(x):
     torch = _torch()
     if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy(), str(x.dtype).replace("torch.", "")
+        return _numpy(x.detach().cpu(), torch), str(x.dtype).replace("torch.", "")
     if isinstance(x, mt.Tensor):
         return np.asarray(x.detach().cpu().array), str(x.dtype)
     if isinstance(x, (bool, np.bool_)):
@@ -214,7 +218,7 @@ def _close(a, b, dtype_name) -> str | None:
     a, b = a.astype(np.float64), b.astype(np.float64)
     if not np.array_equal(np.isnan(a), np.isnan(b)):
         return "NaN positions differ"
-    tol = {"float64": 1e-7, "float32": 1e-4, "float16": 1e-2}.get(dtype_name, 1e-5)
+    tol = {"float64": 1e-7, "float32": 1e-4, "float16": 1e-2, "bfloat16": 1.6e-2}.get(dtype_name, 1e-5)
     fin = np.isfinite(b)
     if not np.array_equal(a[~fin & ~np.isnan(b)], b[~fin & ~np.isnan(b)]):
         return "infinities differ"

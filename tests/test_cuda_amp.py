@@ -66,23 +66,25 @@ def test_autocast_disabled_is_a_no_op_everywhere():
     assert not amp.is_autocast_enabled("cpu")
 
 
-def test_autocast_cpu_bfloat16_default_is_disabled_with_a_warning():
-    # PyTorch's CPU default is bfloat16, which NumPy lacks: the region says so and stays disabled
-    # (float32 results), where PyTorch would compute in bfloat16.
+def test_autocast_cpu_bfloat16_default_is_enabled_as_pytorch():
+    # PyTorch's CPU default is bfloat16 (ml_dtypes' storage dtype here: matmul computes in float32 and
+    # rounds to bfloat16, as PyTorch's CPU kernel)
     with torch.autocast("cpu"):
-        theirs = (torch.is_autocast_enabled("cpu"), str(torch.get_autocast_dtype("cpu")))
-    assert theirs == (True, "torch.bfloat16")
-    with pytest.warns(UserWarning, match="NumPy has no bfloat16"):
+        theirs = (torch.is_autocast_enabled("cpu"), str(torch.get_autocast_dtype("cpu")),
+                  str((torch.randn(2, 2) @ torch.randn(2, 2)).dtype))
+    assert theirs == (True, "torch.bfloat16", "torch.bfloat16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         with amp.autocast("cpu"):
-            assert not amp.is_autocast_enabled("cpu")
+            assert amp.is_autocast_enabled("cpu") and amp.get_autocast_dtype("cpu") == amp.bfloat16
             x = mt.randn(2, 2)
-            assert (x @ x).dtype == np.float32
+            assert (x @ x).dtype == amp.bfloat16
     with amp.autocast("cpu", dtype=mt.float16):
         assert amp.is_autocast_enabled("cpu") and amp.get_autocast_dtype("cpu") == np.float16
         with amp.autocast("cpu", enabled=False):  # nested disable, as PyTorch
             assert not amp.is_autocast_enabled("cpu")
         assert amp.is_autocast_enabled("cpu")
-    assert not amp.is_autocast_enabled("cpu") and amp.get_autocast_dtype("cpu") is amp.bfloat16
+    assert not amp.is_autocast_enabled("cpu") and amp.get_autocast_dtype("cpu") == amp.bfloat16
 
 
 def test_autocast_disabling_rules_as_pytorch():

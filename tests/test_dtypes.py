@@ -1,6 +1,7 @@
 """The dtype API against PyTorch: small integer dtypes through creation, arithmetic, comparisons and
 argmax; ``promote_types``/``result_type``/``can_cast`` over every pair; ``finfo``/``iinfo``;
-``set_default_dtype``; ``Tensor.type``/``type_as``/``short``/``byte``/``char``; bfloat16 refused.
+``set_default_dtype``; ``Tensor.type``/``type_as``/``short``/``byte``/``char``; bfloat16 made and named
+(its arithmetic: tests/test_bfloat16.py).
 
 Table-driven: a new dtype, op or case is one entry in DTYPES / BINARY_OPS / the case lists.
 """
@@ -193,13 +194,16 @@ def test_default_dtype(restore_default_dtype):
     assert mt.tensor([0.1]).dtype == mt.float16
 
 
-def test_bfloat16_is_refused_with_the_reason():
-    for make in (lambda: mt.zeros(2, dtype=D.bfloat16), lambda: mt.tensor([1.0], dtype="bfloat16"),
-                 lambda: mt.ones(2).to(D.bfloat16), lambda: D.finfo(D.bfloat16),
-                 lambda: mt.ones(2).type(D.bfloat16), lambda: D.set_default_dtype(D.bfloat16)):
-        with pytest.raises(TypeError, match="bfloat16 is not supported: NumPy has no native bfloat16 .* CuPy has none"):
-            make()
-    assert "not supported" in repr(D.bfloat16)
+def test_bfloat16_is_made_and_named_as_pytorch(restore_default_dtype):
+    torch = pytest.importorskip("torch")
+    for make, theirs in ((lambda: mt.zeros(2, dtype=D.bfloat16), torch.zeros(2, dtype=torch.bfloat16)),
+                         (lambda: mt.tensor([1.0], dtype="bfloat16"), torch.tensor([1.0], dtype=torch.bfloat16)),
+                         (lambda: mt.ones(2).to(D.bfloat16), torch.ones(2).to(torch.bfloat16)),
+                         (lambda: mt.ones(2).type(D.bfloat16), torch.ones(2).type(torch.bfloat16))):
+        assert repr(make()) == repr(theirs)
+    D.set_default_dtype(D.bfloat16)  # allowed, as PyTorch
+    assert mt.tensor([1.5]).dtype == D.bfloat16 and D.get_default_dtype() == D.bfloat16
+    assert repr(D.bfloat16) == "dtype(bfloat16)" and str(D.bfloat16) == "bfloat16"
 
 
 def test_bad_input(restore_default_dtype):

@@ -139,3 +139,10 @@ def test_batchnorm_images_without_scikit_learn_says_what_to_install():
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == ("examples/batchnorm_images.py needs scikit-learn for its 8x8 digits: "
                                    "pip install 'minitorch-ln[examples]' (or pip install scikit-learn)")
+
+
+def test_bfloat16_autocast(tmp_path):
+    out = run_example("bfloat16_autocast", tmp_path)
+    # the same seed and batches: autocast bfloat16 follows float32's loss closely with less memory per step
+    assert number(r"peak step memory (\S+)x", out) < 0.95
+    assert abs(number(r"last-20 mean loss difference (\S+)", out)) < 0.05

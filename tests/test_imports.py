@@ -21,8 +21,8 @@ LAYERS = [
     ("ops", ["ops", "linalg", "special"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp", "grad_scaler"]),
-    ("utils.data, io, interop, distributed", ["utils", "serialization", "safe_globals", "interop", "onnx",
-                                              "distributed"]),
+    ("utils.data, io, interop, distributed", ["utils", "serialization", "safe_globals", "torch_format", "interop",
+                                              "onnx", "distributed"]),
     ("diagnostics", ["diagnostics"]),
     ("apps", ["apps", "__main__", "run", "exercises"]),
 ]

@@ -117,7 +117,7 @@ def _user_stack():
 
 def _nonfinite_kind(data):
     """``None`` when every value is finite (or the dtype is not floating), else ``"NaN"`` or ``"Inf"``."""
-    if getattr(data, "dtype", None) is None or data.dtype.kind not in "fc":
+    if getattr(data, "dtype", None) is None or not (backend.is_floating(data.dtype) or data.dtype.kind == "c"):
         return None
     xp = backend.get_array_module(data)
     if bool(xp.isfinite(data).all()):

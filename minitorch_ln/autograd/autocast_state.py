@@ -35,6 +35,7 @@ import threading
 
 import numpy as np
 
+from .. import backend
 from ..backend import get_array_module
 from . import function as _function  # _function.Tensor: the Tensor class, set by tensor.py
 
@@ -148,7 +149,7 @@ def _region_for(args):
 
 def _eligible(t, device_type) -> bool:
     dt = t.dtype
-    return dt.kind == "f" and dt != np.float64 and region_device_type(t.array) == device_type
+    return backend.is_floating(dt) and dt != np.float64 and region_device_type(t.array) == device_type
 
 
 def autocast_op(name: str, policies: dict):

@@ -37,8 +37,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from . import bfloat16 as _bf16
 from .grad_mode import _state as _grad_state
 from .saved import only_constants, rebuild_output, resolve_saved
+
+_BF16 = backend.BFLOAT16
 
 _anomaly = {"enabled": False, "record": None}  # "record": set by anomaly.py (which imports this module)
 
@@ -257,13 +260,15 @@ class Function:
         # scalars and may come from the CPU, as in PyTorch).
         grad_mode = _grad_state.enabled
         raw, needs = [], []
-        any_needs = check_devices = False
+        any_needs = check_devices = has_bf16 = False
         for a in args:
             if isinstance(a, Tensor):
                 if a._base is not None and a._view_version != a._version[0]:
                     _sync_view(a)
                 d = a.array
                 raw.append(d)
+                if d.dtype is _BF16:
+                    has_bf16 = True
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
                 if a._requires_grad:
@@ -276,6 +281,10 @@ class Function:
                 needs.append(False)
         if check_devices:
             _check_same_device(cls, args)
+        if has_bf16 and cls not in _bf16.STORAGE_OPS:  # compute in float32 (autograd/bfloat16.py)
+            bf16 = _bf16.upcast(raw)
+        else:
+            bf16 = False
         ctx = _new_node(Node)
         ctx.fn = cls
         ctx.needs_input_grad = tuple(needs)
@@ -289,6 +298,8 @@ class Function:
                 _grad_state.enabled = True
         else:
             out = cls.forward(ctx, *raw, **kwargs)
+        if bf16:
+            out = _bf16.round_back(out)
 
         if type(out) is np.ndarray:  # the common case: one NumPy array
             results = (Tensor._from_op(out, record),)

@@ -120,9 +120,11 @@ class _Encoder:
             # Function results are 0-d arrays (autograd/function.py), but ops that make their result
             # without a Function (comparisons, any/all) may still hold a NumPy scalar
             arr = np.asarray(arr)
+        node = {}
+        if arr.dtype == backend.BFLOAT16:  # safetensors' NumPy side has no bfloat16: its bits, as uint16
+            arr, node["bfloat16"] = arr.view(np.uint16), True
         if arr.dtype.kind not in "biuf":
             raise TreeError(f"cannot save {_where(path)}: dtype {arr.dtype} is not a number type safetensors stores")
-        node = {}
         if is_t:
             if obj.requires_grad:
                 node["requires_grad"] = True
@@ -225,6 +227,8 @@ class _Decoder:
             return self.refs[t[tag]]
         if tag in ("__tensor__", "__ndarray__", "__npscalar__"):
             arr = self.array(t, t[tag], self.target(t) if tag == "__tensor__" else backend.CPU)
+            if t.get("bfloat16"):
+                arr = arr.view(backend.BFLOAT16)
             if tag == "__ndarray__":
                 out = arr
             elif tag == "__npscalar__":

@@ -66,6 +66,7 @@ def _torch_extras() -> dict:
         "uint8": np.dtype(np.uint8), "short": np.dtype(np.int16), "int": np.dtype(np.int32),
         "is_tensor": lambda obj: isinstance(obj, Tensor), "is_floating_point": lambda t: t.dtype.kind == "f",
         "get_default_dtype": backend.default_float_dtype, "Tensor": Tensor,
+        "save": ns.serialization_names()["save"],  # PyTorch's zip format for .pt/.pth paths (docs/checkpoints.md)
         **ns.LEGACY_CONSTRUCTORS,
     }
 

@@ -288,4 +288,4 @@ def serialization_names() -> dict:
     """``torch.serialization``'s ``save`` and ``load`` (the allow-list comes from minitorch_ln.safe_globals)."""
     from .. import serialization  # noqa: PLC0415
 
-    return {"save": serialization.save, "load": serialization.load}
+    return {"save": serialization.torch_save, "load": serialization.load}

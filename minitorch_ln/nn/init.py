@@ -60,7 +60,7 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 
 
 def _fill(t, sample, generator=None):
-    if t.dtype.kind != "f":
+    if not backend.is_floating(t.dtype):
         raise TypeError(f"initialization needs a floating point tensor, got dtype {t.dtype}")
     with no_grad():
         xp = backend.get_array_module(t.array)

@@ -171,12 +171,12 @@ class StateDictMixin:
             else:
                 dtype = a
         dt = backend.as_dtype(dtype) if dtype is not None else None
-        if dt is not None and dt.kind != "f":
+        if dt is not None and not backend.is_floating(dt):
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
         dev = backend.device(device) if device is not None else None
 
         def convert(arr):
-            if dt is not None and arr.dtype.kind == "f" and arr.dtype != dt:
+            if dt is not None and backend.is_floating(arr.dtype) and arr.dtype != dt:
                 arr = arr.astype(dt)
             if dev is not None:
                 arr = backend.to_device(arr, dev)
@@ -208,13 +208,8 @@ class StateDictMixin:
         return self.to(np.float16)
 
     def bfloat16(self):
-        """PyTorch casts to bfloat16; minitorch_ln has none (NumPy and CuPy lack it).
-
-        Raises:
-            TypeError: always, saying so and naming float16/float32 instead; the module is unchanged.
-        """
-        raise TypeError(f"{type(self).__name__}.bfloat16(): minitorch_ln has no bfloat16 (NumPy and CuPy have "
-                        "none); keep float32 (.float()) or use float16 (.half()), see docs/torch_compat.md")
+        """``to(bfloat16)``: floating parameters and buffers are stored in bfloat16 (ops compute in float32)."""
+        return self.to(backend.BFLOAT16)
 
     def cpu(self):
         """``to("cpu")``."""

@@ -56,5 +56,6 @@ from .linalg_norms import linalg_matrix_norm, linalg_vector_norm  # noqa: E402
 from .local_response_norm import local_response_norm  # noqa: E402
 from .shape import sum_to, unbroadcast  # noqa: E402
 from .methods import setup_tensor  # noqa: E402
+from . import bfloat16_storage  # noqa: E402, F401 - the ops that see bfloat16 as it is (views, casts)
 
 setup_tensor()  # every Tensor method and operator, listed in ops/methods.py

@@ -86,9 +86,9 @@ def promote(a, b, op: str):
         a, a_t = Tensor._from_op(np.asarray(a, dtype=dt)), True
     # Fast path for the most common case, a float tensor with a Python number: the number takes
     # the tensor's dtype (a NumPy scalar, which CuPy also accepts as an operand).
-    if a_t and type(b) in (float, int) and a.array.dtype.kind == "f":
+    if a_t and type(b) in (float, int) and backend.is_floating(a.array.dtype):
         return a, Tensor._from_op(a.array.dtype.type(b))
-    if b_t and type(a) in (float, int) and b.array.dtype.kind == "f":
+    if b_t and type(a) in (float, int) and backend.is_floating(b.array.dtype):
         return Tensor._from_op(b.array.dtype.type(a)), b
     ref = a if a_t else b
     if not (a_t or is_scalar(a) or hasattr(a, "shape")) or not (b_t or is_scalar(b) or hasattr(b, "shape")):
@@ -128,11 +128,11 @@ def number_operands(a, b):
     """
     if type(b) in _NUMBERS and isinstance(a, Tensor):
         dt = a.array.dtype
-        if dt.kind == "f" and not _anomaly["enabled"]:
+        if backend.is_floating(dt) and not _anomaly["enabled"]:
             return a, dt.type(b)
     elif type(a) in _NUMBERS and isinstance(b, Tensor):
         dt = b.array.dtype
-        if dt.kind == "f" and not _anomaly["enabled"]:
+        if backend.is_floating(dt) and not _anomaly["enabled"]:
             return dt.type(a), b
     return None
 
@@ -227,7 +227,7 @@ def normalize_dim(dim, ndim: int, op: str) -> int:
 def require_float(x: Tensor, op: str) -> None:
     if not hasattr(x, "dtype"):  # a string, a list: PyTorch's TypeError, not an AttributeError from below
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 
 

@@ -51,7 +51,7 @@ def _check(input, op: str, ints: str = "raise") -> Tensor:  # noqa: A002
     """Validate ``input``; ``ints`` is ``"raise"``, ``"keep"`` (integer dtypes allowed) or ``"float"`` (cast)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    kind = input.dtype.kind
+    kind = "f" if backend.is_floating(input.dtype) else input.dtype.kind  # bfloat16's NumPy kind is 'V'
     if kind == "f":
         return input
     if kind in "iu" and ints == "keep":

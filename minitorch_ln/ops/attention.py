@@ -28,6 +28,7 @@ import numpy as np
 from ..kernels import softmax_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
+from .. import backend
 from ..backend import device_of, get_array_module
 from ..tensor import Tensor
 from .autocast_policies import autocast
@@ -79,7 +80,7 @@ def _additive(mask, dtype, blocked_when: bool, what: str):
     if arr.dtype == np.bool_:
         blocked = arr if blocked_when else ~arr
         return Tensor._from_op(xp.where(blocked, dtype.type(-np.inf), dtype.type(0)))
-    if arr.dtype.kind != "f":
+    if not backend.is_floating(arr.dtype):
         raise TypeError(f"{what}: only bool and floating point masks are supported, got dtype {arr.dtype}")
     if isinstance(mask, Tensor):
         return mask if mask.dtype == dtype else cast(mask, dtype)
@@ -209,7 +210,7 @@ def _check_qkv(query, key, value, what):
             raise TypeError(f"{what}: {name} must be a Tensor, got {type(t).__name__}")
         if t.ndim < 2:
             raise ValueError(f"{what}: {name} needs at least 2 dimensions (..., length, features), got shape {tuple(t.shape)}")
-        if t.dtype.kind != "f":
+        if not backend.is_floating(t.dtype):
             raise TypeError(f"{what}: {name} must be floating point, got dtype {t.dtype}")
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(

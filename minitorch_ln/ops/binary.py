@@ -54,7 +54,7 @@ def _operands(a, b, op: str, kinds: str = "biuf", to_float: bool = False):
     broadcast_shape(a.shape, b.shape, op)
     if to_float and a.dtype.kind in "biu":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
-    if a.dtype.kind not in kinds:
+    if a.dtype.kind not in kinds and not ("f" in kinds and backend.is_floating(a.dtype)):  # bfloat16: kind 'V'
         names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point"}
         want = " or ".join(sorted({names[k] for k in kinds}))
         raise TypeError(f"{op}: expected {want} tensors, got {a.dtype}")
@@ -152,7 +152,7 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002
     for name, t in (("input", input), ("end", end)):
         if not isinstance(t, Tensor):
             raise TypeError(f"lerp: {name} must be a Tensor, got {type(t).__name__}")
-    if input.dtype.kind != "f":
+    if not backend.is_floating(input.dtype):
         raise TypeError(f"lerp: expected a floating point input, got {input.dtype}")
     if isinstance(weight, Tensor):
         others = (("end", end), ("weight", weight))
@@ -192,10 +192,10 @@ def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equa
     xp, a, b = get_array_module(a.array), a.array, b.array
     with np.errstate(all="ignore"):
         close = a == b
-        if equal_nan and a.dtype.kind == "f":
+        if equal_nan and backend.is_floating(a.dtype):
             close = close | (xp.isnan(a) & xp.isnan(b))
         if rtol != 0 or atol != 0:
-            fa, fb = (a, b) if a.dtype.kind == "f" else (a.astype(np.float64), b.astype(np.float64))
+            fa, fb = (a, b) if backend.is_floating(a.dtype) else (a.astype(np.float64), b.astype(np.float64))
             actual = xp.abs(fa - fb)
             close = close | (xp.isfinite(actual) & (actual <= atol + xp.abs(rtol * fb)))
     return Tensor._from_op(xp.asarray(close))
@@ -368,7 +368,7 @@ class Heaviside(Function):
         xp = get_array_module(x)
         ctx.at_zero, ctx.shapes = x == 0, (x.shape, v.shape)
         y = xp.where(ctx.at_zero, v, x > 0).astype(x.dtype, copy=False)
-        return xp.where(xp.isnan(x), x, y) if x.dtype.kind == "f" else y
+        return xp.where(xp.isnan(x), x, y) if backend.is_floating(x.dtype) else y
 
     @staticmethod
     def backward(ctx, dy):

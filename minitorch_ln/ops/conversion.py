@@ -19,7 +19,7 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        return (cast(dy, ctx.in_dtype) if ctx.in_dtype.kind == "f" else None), None
+        return (cast(dy, ctx.in_dtype) if backend.is_floating(ctx.in_dtype) else None), None
 
 
 def cast(x: Tensor, dtype) -> Tensor:
@@ -27,7 +27,7 @@ def cast(x: Tensor, dtype) -> Tensor:
     dtype = backend.as_dtype(dtype)
     if x.dtype == dtype:
         return x
-    if dtype.kind != "f":  # integer and bool results carry no gradient (as PyTorch)
+    if not backend.is_floating(dtype):  # integer and bool results carry no gradient (as PyTorch)
         return Tensor._from_op(x.array.astype(dtype))
     return Cast.apply(x, dtype)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 
+from .. import backend
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim, promote
 from .autocast_policies import autocast
@@ -44,7 +45,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     check_tensors("normalize", input=input)
     if out is not None:
         raise TypeError("normalize: out= is not supported; use the returned tensor")
-    if input.dtype.kind != "f":
+    if not backend.is_floating(input.dtype):
         raise TypeError(f"normalize: expected a floating point input, got {input.dtype}")
     p = _p(p, "normalize")
     d = normalize_dim(dim, input.ndim, "normalize")
@@ -65,7 +66,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """
     check_tensors("cosine_similarity", x1=x1, x2=x2)
     a, b = promote(x1, x2, "cosine_similarity")
-    if a.dtype.kind != "f":
+    if not backend.is_floating(a.dtype):
         raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, yet common dtype is {a.dtype}")
     shape = broadcast_shape(a.shape, b.shape, "cosine_similarity")
     a = a if a.shape == shape else broadcast_to(a, shape)
@@ -87,7 +88,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """
     check_tensors("pairwise_distance", x1=x1, x2=x2)
     a, b = promote(x1, x2, "pairwise_distance")
-    if a.dtype.kind != "f":
+    if not backend.is_floating(a.dtype):
         raise TypeError(f"pairwise_distance: expected floating point inputs, got {x1.dtype} and {x2.dtype}")
     broadcast_shape(a.shape, b.shape, "pairwise_distance")
     diff = a - b + eps  # (N, D)
@@ -115,7 +116,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+    if not backend.is_floating(x1.dtype) or not backend.is_floating(x2.dtype):
         raise TypeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}, X2 got: {x2.dtype}")
     p = _p(p, "cdist", allow_negative=False)
     broadcast_shape(x1.shape[:-2], x2.shape[:-2], "cdist")

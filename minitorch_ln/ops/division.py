@@ -7,6 +7,7 @@ import math
 
 
 from ..autograd.function import Function
+from .. import backend
 from ..backend import get_array_module
 from ..tensor import Tensor
 from .shape import unbroadcast
@@ -31,7 +32,7 @@ class _Quotient(Function):
         ctx.shapes = (a.shape, b.shape)
         q = _calm(xp.floor_divide, a, b)  # Python's floor division (as PyTorch's, -0.0 and inf included)
         if mode == "trunc":
-            if a.dtype.kind == "f":
+            if backend.is_floating(a.dtype):
                 return _calm(lambda: xp.trunc(a / b).astype(a.dtype, copy=False))
             inexact = _calm(lambda: (a - q * b) != 0)
             q = q + (inexact & ((a < 0) != (b < 0))).astype(q.dtype)  # floor → toward zero
@@ -93,7 +94,7 @@ class Remainder(Function):
     def forward(ctx, a, b):
         xp = get_array_module(a)
         ctx.save_for_backward(a, b)
-        if a.dtype.kind != "f":
+        if not backend.is_floating(a.dtype):
             return xp.remainder(a, b)
         m = _calm(xp.fmod, a, b)  # PyTorch's rule, which keeps fmod's -0.0: shift m into b's sign
         return xp.where((m != 0) & ((b < 0) != (m < 0)), m + b, m).astype(a.dtype, copy=False)

@@ -155,7 +155,7 @@ def div(a, b) -> Tensor:
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Div.apply(*fast)
     a, b = promote(a, b, "div")
-    if a.dtype.kind != "f":
+    if not backend.is_floating(a.dtype):
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
     broadcast_shape(a.shape, b.shape, "div")
     return Div.apply(a, b)
@@ -184,7 +184,7 @@ class PowScalar(Function):
         ctx.save_for_backward(x)
         ctx.p = p
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):  # 0**-1 = inf
-            return x ** x.dtype.type(p) if x.dtype.kind == "f" else x**p
+            return x ** x.dtype.type(p) if backend.is_floating(x.dtype) else x**p
 
     @staticmethod
     def backward(ctx, dy):
@@ -248,12 +248,12 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
             raise TypeError(f"pow: the exponent must be a number or a Tensor, got {type(b).__name__}")
         if isinstance(b, (bool, np.bool_)):  # x ** True is x, x ** False ones, in x's dtype (as PyTorch)
             return PowScalar.apply(a, int(b)) if a.dtype.kind != "b" else (a | (not b))
-        if a.dtype.kind != "f" and np.asarray(b).dtype.kind == "f":  # int ** 2.0 -> float32
+        if not backend.is_floating(a.dtype) and backend.is_floating(np.asarray(b).dtype):  # int ** 2.0 -> float32
             a = cast(a, backend.default_float_dtype())
         elif a.dtype.kind == "b":  # bool ** 2 -> int64 (as PyTorch)
             a = cast(a, np.int64)
-        check_int_exponent(a, int(b) if a.dtype.kind != "f" else 0)
-        return PowScalar.apply(a, float(b) if a.dtype.kind == "f" else int(b))
+        check_int_exponent(a, int(b) if not backend.is_floating(a.dtype) else 0)
+        return PowScalar.apply(a, float(b) if backend.is_floating(a.dtype) else int(b))
     a, b = promote(a, b, "pow")
     broadcast_shape(a.shape, b.shape, "pow")
     return Pow.apply(a, b)

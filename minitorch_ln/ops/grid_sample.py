@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import OptionError, ShapeError
@@ -42,7 +43,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     size = tuple(int(s) for s in size)
     if len(size) != 4:
         raise ShapeError(f"affine_grid: only 4-D sizes (N, C, H, W) are supported here, got {size}")
-    if not isinstance(theta, Tensor) or theta.dtype.kind != "f" or tuple(theta.shape) != (size[0], 2, 3):
+    if not isinstance(theta, Tensor) or not backend.is_floating(theta.dtype) or tuple(theta.shape) != (size[0], 2, 3):
         got = tuple(theta.shape) if isinstance(theta, Tensor) else type(theta).__name__
         raise ShapeError(f"affine_grid: expected a floating theta of shape (N, 2, 3) = {(size[0], 2, 3)} for size "
                          f"{list(size)}, got {got}")
@@ -131,7 +132,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
         raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, H_out, W_out, 2) with the same N "
                          f"(only 4-D here), got {tuple(input.shape)} and {tuple(grid.shape)}")
-    if input.dtype.kind != "f" or grid.dtype != input.dtype:
+    if not backend.is_floating(input.dtype) or grid.dtype != input.dtype:
         raise TypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
                         f"{grid.dtype}")
     align = bool(align_corners)

@@ -16,6 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import backend
 from ..backend import get_array_module
 from ..tensor import Tensor
 
@@ -27,7 +28,7 @@ HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])  # torch.return
 def _check_input(x, op: str) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: expected a floating-point tensor '
                                   f"(convert it first: x.float())")
 

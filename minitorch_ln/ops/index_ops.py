@@ -195,7 +195,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
             raise RuntimeError(f"index_fill(): value must be a number or a 0-dimensional Tensor, got shape "
                                f"{tuple(value.shape)}")
         value = cast(value, input.dtype) if value.dtype != input.dtype else value
-        if input.dtype.kind != "f":
+        if not backend.is_floating(input.dtype):
             value = value.array[()]
     elif isinstance(value, (numbers.Number, np.generic)):
         value = get_array_module(input.array).asarray(value).astype(input.dtype)[()]

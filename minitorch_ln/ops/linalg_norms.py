@@ -101,10 +101,10 @@ def _float_input(x, dtype, op):
         raise TypeError(f"{op}: expected a Tensor as input, got {type(x).__name__}")
     if dtype is not None:
         dtype = backend.as_dtype(dtype)
-        if dtype.kind != "f":
+        if not backend.is_floating(dtype):
             raise DtypeError(f"{op}: dtype should be a floating point dtype, got {dtype}")
         x = cast(x, dtype)
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise DtypeError(f"{op}: Expected a floating point tensor as input, got {x.dtype}")
     return x
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from .. import backend
 from ..kernels import local_response_norm_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
@@ -80,7 +81,7 @@ def _check_args(input, size, alpha, beta, k) -> None:
     if input.ndim < 3:
         raise ShapeError(f"{op}: Expected 3D or higher dimensionality input (got {input.ndim} dimensions): an input "
                          f"of shape (N, C, *), got shape {tuple(input.shape)}")
-    if input.dtype.kind != "f":
+    if not backend.is_floating(input.dtype):
         raise DtypeError(f"{op}: expected a floating point input (float16, float32 or float64), got {input.dtype}")
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise OptionError(f"{op}: size (the number of channels in each window) must be a positive int, got {size!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..backend import get_array_module
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -41,7 +42,7 @@ def _check_scores(input, target, op):
     require_float(input, op)
     if input.ndim == 0:
         raise ShapeError(f"{op}: input must have shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
-    probs = target.dtype.kind == "f"
+    probs = backend.is_floating(target.dtype)
     if probs:
         if target.shape != input.shape:
             raise ShapeError(

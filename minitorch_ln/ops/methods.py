@@ -65,6 +65,7 @@ METHODS = {
     # tensor_methods.py: conversions, Python operators and one-line forwards, written out in tensor_methods.py
     "clone": _Methods.clone, "to": _Methods.to, "pin_memory": _Methods.pin_memory, "is_pinned": _Methods.is_pinned,
     "__format__": _Methods.__format__, "float": _Methods.float, "double": _Methods.double, "half": _Methods.half,
+    "bfloat16": _Methods.bfloat16,
     "long": _Methods.long, "int": _Methods.int, "bool": _Methods.bool, "cpu": _Methods.cpu, "cuda": _Methods.cuda,
     "__radd__": _Methods.__radd__, "__rsub__": _Methods.__rsub__, "__rmul__": _Methods.__rmul__,
     "__rtruediv__": _Methods.__rtruediv__, "__rdiv__": _Methods.__rtruediv__, "__pow__": _Methods.__pow__,

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from ..kernels.layer_norm import stat_dtype
+from .. import backend
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import normalize_dims
@@ -54,7 +55,7 @@ class Rows:
 def check_input(x, op: str) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected input to be a Tensor, got {type(x).__name__}")
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise TypeError(f"{op}: expected a floating point input (float16, float32 or float64), got {x.dtype}")
     if x.ndim == 0:
         raise ValueError(f"{op}: expected an input with at least one dimension, got a 0-d tensor")

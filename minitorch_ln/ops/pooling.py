@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..kernels import im2col as K
@@ -289,10 +290,10 @@ def _adaptive_max(op, nd, input, output_size, return_indices):
     hi, wi = np.minimum(hi, H - 1), np.minimum(wi, W - 1)
     flat = xp.asarray((hi[:, :, None, None] * W + wi[None, None]).transpose(0, 2, 1, 3).reshape(OH, OW, kh * kw))
     win = x4.array.reshape(N, C, H * W)[:, :, flat]  # (N, C, OH, OW, kh·kw)
-    fill = -np.inf if x4.dtype.kind == "f" else np.iinfo(x4.dtype).min
+    fill = -np.inf if backend.is_floating(x4.dtype) else np.iinfo(x4.dtype).min
     win = xp.where(xp.asarray(valid.transpose(0, 2, 1, 3).reshape(OH, OW, kh * kw)), win, fill)
     kidx = xp.argmax(win, axis=-1)  # first maximum in row-major window order
-    if x4.dtype.kind == "f":
+    if backend.is_floating(x4.dtype):
         isnan = xp.isnan(win)
         kidx = xp.where(isnan.any(axis=-1), kh * kw - 1 - xp.argmax(isnan[..., ::-1], axis=-1), kidx)
     idx = xp.take_along_axis(xp.broadcast_to(flat, (N, C) + flat.shape), kidx[..., None], axis=-1)[..., 0]

@@ -56,7 +56,7 @@ def _sampled(sample, *params):
 def _float_input(x, op):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, got {type(x).__name__}")
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise DtypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 
 
@@ -188,7 +188,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
         raise TypeError(f"multinomial(): argument 'input' must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (1, 2):
         raise ShapeError(f"prob_dist must be 1 or 2 dim, got a tensor of shape {tuple(input.shape)}")
-    if input.dtype.kind != "f":
+    if not backend.is_floating(input.dtype):
         raise DtypeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
     if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
         raise TypeError(f"multinomial(): argument 'num_samples' must be int, not {type(num_samples).__name__}")
@@ -239,7 +239,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = backend.as_dtype(dtype) if dtype is not None else np.dtype(np.int64)
-    limit = (2 ** np.finfo(dt).nmant) if dt.kind == "f" else (1 if dt.kind == "b" else int(np.iinfo(dt).max))
+    limit = (2 ** np.finfo(dt).nmant) if backend.is_floating(dt) else (1 if dt.kind == "b" else int(np.iinfo(dt).max))
     if n - 1 > limit:
         raise RuntimeError(f"randperm: n={n} is too large for dtype {dt} (its values go up to {limit})")
     dev = backend.device(device)
@@ -261,7 +261,7 @@ def _fill(t: Tensor, what: str, values) -> Tensor:
 
 
 def _continuous(t: Tensor, name: str, what: str):
-    if t.dtype.kind != "f":
+    if not backend.is_floating(t.dtype):
         raise DtypeError(f"{name} distribution is a continuous probability distribution. dtype must be a floating "
                          f"point but you specified {t.dtype} ({what})")
 
@@ -292,7 +292,7 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
 
 def _random_bound(dt) -> int:
     """The largest value ``random_()`` draws: 2**digits for floats (every integer exact), the max for ints."""
-    if dt.kind == "f":
+    if backend.is_floating(dt):
         return 2 ** (np.finfo(dt).nmant + 1)
     return 1 if dt.kind == "b" else int(np.iinfo(dt).max)
 
@@ -340,7 +340,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
     """Fill with ``exp(N(mean, std**2))`` draws."""
-    if self.dtype.kind != "f":
+    if not backend.is_floating(self.dtype):
         raise DtypeError(f"log_normal_: expected a floating point tensor, got {self.dtype}")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")

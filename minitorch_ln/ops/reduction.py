@@ -15,6 +15,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Function
+from .. import backend
 from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
@@ -81,7 +82,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     axes = normalize_dims(dim, x.ndim, "sum")
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
-        if x.dtype.kind != "f":
+        if not backend.is_floating(x.dtype):
             return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim, dtype=x.dtype))
     if x.dtype.kind in "bui":
         return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim).astype("int64"))
@@ -100,10 +101,10 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
     dim = dim if axis is None else _dim_alias(dim, axis, "mean")
     if dtype is not None:
         dt = as_dtype(dtype)
-        if dt.kind != "f":
+        if not backend.is_floating(dt):
             raise DtypeError(f"mean: could not infer output dtype: dtype= must be a floating point dtype, got {dt}")
         x = cast(x, dt)
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise DtypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; pass dtype=float32 or "
                          "convert with .float() first")
     axes = normalize_dims(dim, x.ndim, "mean")
@@ -149,7 +150,7 @@ def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
     axes = normalize_dims(dim, x.ndim, "amax")
     _check_nonempty(x, axes, "amax")
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         return Tensor._from_op(x.array.max(axis=axes, keepdims=keepdim))
     return AMax.apply(x, axes, keepdim)
 
@@ -161,7 +162,7 @@ def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     Raises IndexError for a dim out of range or an empty dimension.
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "amin")
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         axes = normalize_dims(dim, x.ndim, "amin")
         _check_nonempty(x, axes, "amin")
         return Tensor._from_op(x.array.min(axis=axes, keepdims=keepdim))
@@ -208,7 +209,7 @@ def _max_min(x, dim, keepdim, largest, op):
         return (MaxResult if largest else MinResult)(x, Tensor._from_op(idx))
     idx = (xp.argmax if largest else xp.argmin)(x.array, axis=axis)  # first of tied maxima
     idx = xp.expand_dims(idx, axis).astype("int64")  # (..., 1, ...)
-    values = _select(x, idx, axis, keepdim) if x.dtype.kind == "f" else Tensor._from_op(
+    values = _select(x, idx, axis, keepdim) if backend.is_floating(x.dtype) else Tensor._from_op(
         xp.take_along_axis(x.array, idx, axis) if keepdim else xp.take_along_axis(x.array, idx, axis).squeeze(axis))
     indices = Tensor._from_op(idx if keepdim else idx.squeeze(axis))
     return (MaxResult if largest else MinResult)(values, indices)
@@ -331,11 +332,11 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         return TopkResult(x, Tensor._from_op(xp.zeros((), dtype="int64")))
     key = x.array
     if largest:
-        key = -key if x.dtype.kind == "f" else xp.negative(key.astype("int64"))
+        key = -key if backend.is_floating(x.dtype) else xp.negative(key.astype("int64"))
     kw = {"kind": "stable"} if xp is np else {}
     order = xp.argsort(key, axis=axis, **kw)
     idx = xp.take(order, xp.arange(k), axis=axis).astype("int64")  # (..., k, ...)
-    if x.dtype.kind == "f":
+    if backend.is_floating(x.dtype):
         values = _select(x, idx, axis, keepdim=True)
     else:
         values = Tensor._from_op(xp.take_along_axis(x.array, idx, axis))

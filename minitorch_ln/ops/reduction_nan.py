@@ -27,7 +27,7 @@ def _need_tensor(x, op: str) -> None:
 
 def _zero_nan(x: Tensor) -> Tensor:
     """``x`` with its NaN replaced by 0 (integer and bool tensors have none and are returned as they are)."""
-    if x.dtype.kind not in "fc":
+    if not (backend.is_floating(x.dtype) or x.dtype.kind == "c"):
         return x
     return where(isnan(x), 0.0, x)
 
@@ -64,7 +64,7 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
             raise DtypeError(f"nanmean(): could not infer output dtype. Optional dtype must be either a floating "
                              f"point or complex dtype. Got: {dtype}")
         input = input.to(dtype)
-    if input.dtype.kind not in "fc":
+    if not (backend.is_floating(input.dtype) or input.dtype.kind == "c"):
         raise DtypeError(f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype}")
     count = sum(~isnan(input), dim, keepdim)  # int64, the non-NaN entries of each slice
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -170,7 +170,7 @@ def cumsum(input: Tensor, dim: int, dtype=None) -> Tensor:
     x, axis = _scan_input(input, dim, dtype, "cumsum")
     if x.ndim == 0:
         return x * 1  # a copy: the scan of one element is itself
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         return Tensor._from_op(x.array.cumsum(axis, dtype=x.dtype))
     return CumSum.apply(x, axis, False)
 
@@ -211,7 +211,7 @@ def cumprod(input: Tensor, dim: int, dtype=None) -> Tensor:
     x, axis = _scan_input(input, dim, dtype, "cumprod")
     if x.ndim == 0:
         return x * 1  # a copy: the scan of one element is itself
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         return Tensor._from_op(x.array.cumprod(axis, dtype=x.dtype))
     return CumProd.apply(x, axis)
 
@@ -287,9 +287,9 @@ def _along(xp, idx, axis: int):
 def take_along(x: Tensor, idx, axis: int) -> Tensor:
     """``x`` at the int64 array ``idx`` along ``axis`` (``torch.gather``); differentiable (scatter-add)."""
     if x.ndim == 0:
-        return x * 1 if x.dtype.kind == "f" else Tensor._from_op(x.array.copy())
+        return x * 1 if backend.is_floating(x.dtype) else Tensor._from_op(x.array.copy())
     xp = get_array_module(x.array)
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         return Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return x[_along(xp, idx, axis)]
 
@@ -309,7 +309,7 @@ def _cum_extreme(input, dim, largest, op):
     shape[axis] = x.shape[axis]
     pos = xp.arange(x.shape[axis], dtype="int64").reshape(shape)  # (1, .., n, .., 1)
     hit = x == v
-    if x.dtype.kind == "f":
+    if backend.is_floating(x.dtype):
         hit |= xp.isnan(x)
     # the last j <= i where x_j equals the running extreme: ties pick the LAST index (as PyTorch)
     idx = _scan_arrays("maximum", xp.where(hit, pos, -1), axis)  # (*x.shape)

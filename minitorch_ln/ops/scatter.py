@@ -205,7 +205,7 @@ def _identity(reduce, dtype):
         return 0 if reduce == "sum" else 1
     if dtype.kind == "b":
         return reduce == "amin"
-    lo, hi = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    lo, hi = (-np.inf, np.inf) if backend.is_floating(dtype) else (np.iinfo(dtype).min, np.iinfo(dtype).max)
     return lo if reduce == "amax" else hi
 
 
@@ -225,7 +225,7 @@ class ScatterReduce(Function):
             count = xp.full(x.shape, 1 if include_self else 0, dtype=np.int64)  # (*x.shape)
             scatter_reduce_at(count, place, xp.ones(index.shape, dtype=np.int64), "sum")
             count = xp.maximum(count, 1).astype(x.dtype)
-            y = y / count if x.dtype.kind in "fc" else y // count  # integers: floor, as PyTorch
+            y = y / count if (backend.is_floating(x.dtype) or x.dtype.kind == "c") else y // count  # integers: floor, as PyTorch
         return y.astype(x.dtype, copy=False)
 
     @staticmethod

@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
@@ -113,7 +114,7 @@ def _order_stat(x: Tensor, axis: int, keepdim: bool, which, op: str):
     if x.shape[axis] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {axis} to have non-zero size (shape {tuple(x.shape)})")
     order = _argsort(x.array, axis)  # (*x.shape)
-    n_nan = (xp.isnan(x.array) if x.dtype.kind == "f" else xp.zeros(x.shape, bool)).sum(axis, keepdims=True)
+    n_nan = (xp.isnan(x.array) if backend.is_floating(x.dtype) else xp.zeros(x.shape, bool)).sum(axis, keepdims=True)
     k = which(x.shape[axis] - n_nan, n_nan).astype("int64")  # (..., 1, ...)
     idx = xp.take_along_axis(order, k, axis)  # (..., 1, ...)
     values = _pick(x, idx, axis, keepdim)
@@ -135,7 +136,7 @@ def _median(input, dim, keepdim, ignore_nan, op):
             return Tensor._from_op(xp.asarray(float("nan"), dtype=input.dtype))
         flat = input.array.reshape(-1)
         values, _ = _order_stat(Tensor._from_op(flat), 0, False, which, op)
-        if input.dtype.kind != "f":
+        if not backend.is_floating(input.dtype):
             return values
         return SelectEvenly.apply(input, values.array)
     axis = normalize_dim(dim, input.ndim, op)
@@ -338,7 +339,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
         values, inverse, counts = xp.unique(input.array, axis=axis, **kw)
         inverse = inverse.reshape(-1)
     out = Tensor._from_op(values)
-    if input.requires_grad and input.dtype.kind == "f":
+    if input.requires_grad and backend.is_floating(input.dtype):
         out = _NoGrad.apply(input, values, "unique")
     extra = ([Tensor._from_op(inverse.astype("int64"))] if return_inverse else []) + \
         ([Tensor._from_op(counts.astype("int64"))] if return_counts else [])

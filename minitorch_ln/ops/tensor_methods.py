@@ -94,6 +94,9 @@ class _Methods:
     def half(self) -> "Tensor":
         return self.to(np.float16)
 
+    def bfloat16(self) -> "Tensor":
+        return self.to(backend.BFLOAT16)
+
     def long(self) -> "Tensor":
         return self.to(np.int64)
 

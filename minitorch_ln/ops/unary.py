@@ -41,7 +41,7 @@ def _float_operand(x, op: str) -> Tensor:
     _check_tensor(x, op)
     if x.dtype.kind in "biu":
         return cast(x, backend.default_float_dtype())
-    if x.dtype.kind != "f":
+    if not backend.is_floating(x.dtype):
         raise TypeError(f"{op}: expected a real (bool, integer or floating point) tensor, got {x.dtype}")
     return x
 
@@ -119,7 +119,7 @@ class Sign(_PiecewiseConstant):
 
 def _rounding(cls, x, op, *args):
     _check_tensor(x, op)
-    if x.dtype.kind == "b" or x.dtype.kind not in "iuf":
+    if x.dtype.kind == "b" or (x.dtype.kind not in "iuf" and not backend.is_floating(x.dtype)):
         raise TypeError(f"{op}: expected an integer or floating point tensor, got {x.dtype}")
     if x.dtype.kind in "iu":  # integers are already whole: a copy, the input's dtype (as PyTorch)
         return Tensor._from_op(x.array.copy())
@@ -152,7 +152,7 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001,A002
     if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
         raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__}")
     _check_tensor(input, "round")
-    if decimals != 0 and input.dtype.kind != "f":
+    if decimals != 0 and not backend.is_floating(input.dtype):
         raise TypeError(f"round: decimals={decimals} expected a floating point tensor, got {input.dtype}")
     return _rounding(Round, input, "round", int(decimals))
 
@@ -165,7 +165,7 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
     _check_tensor(input, "sign")
     if input.dtype.kind == "b":
         return Tensor._from_op(input.array.copy())
-    if input.dtype.kind not in "iuf":
+    if (input.dtype.kind not in "iuf" and not backend.is_floating(input.dtype)):
         raise TypeError(f"sign: expected a real tensor, got {input.dtype}")
     return Sign.apply(input)
 
@@ -184,7 +184,7 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     """``x - trunc(x)`` (keeps the sign of ``x``; NaN at ±inf); ``dx = dy``. Floating point only:
     raises TypeError for integer and bool tensors (as PyTorch)."""
     _check_tensor(input, "frac")
-    if input.dtype.kind != "f":
+    if not backend.is_floating(input.dtype):
         raise TypeError(f"frac: expected a floating point tensor, got {input.dtype}")
     return Frac.apply(input)
 
@@ -230,7 +230,7 @@ def square(input: Tensor) -> Tensor:  # noqa: A002
     _check_tensor(input, "square")
     if input.dtype.kind == "b":
         input = cast(input, np.int64)
-    if input.dtype.kind not in "iuf":
+    if (input.dtype.kind not in "iuf" and not backend.is_floating(input.dtype)):
         raise TypeError(f"square: expected a real tensor, got {input.dtype}")
     return Square.apply(input)
 
@@ -346,7 +346,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
             vals[k] = v = v.item()
         if v is not None and not isinstance(v, (int, float, np.number)):
             raise TypeError(f"nan_to_num: {k} must be a number or None, got {type(v).__name__}")
-    if input.dtype.kind != "f":
+    if not backend.is_floating(input.dtype):
         return Tensor._from_op(input.array.copy())
     fi = np.finfo(input.dtype)
     posinf = fi.max if vals["posinf"] is None else vals["posinf"]
@@ -357,7 +357,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
 def _predicate(x, op, float_fn, other_fn=None) -> Tensor:
     _check_tensor(x, op)
     xp, a = get_array_module(x.array), x.array
-    if a.dtype.kind == "f":
+    if backend.is_floating(a.dtype):
         return Tensor._from_op(xp.asarray(float_fn(xp, a)))
     if other_fn is not None:
         return Tensor._from_op(xp.asarray(other_fn(xp, a)))

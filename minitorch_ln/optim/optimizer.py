@@ -100,7 +100,7 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError(f"can't optimize a non-leaf Tensor (element {i}, shape {tuple(p.shape)}, "
                                  f"made by {p.grad_fn.name()})")
-            if p.dtype.kind != "f":
+            if not backend.is_floating(p.dtype):
                 raise TypeError(f"optimizer can only optimize floating point tensors, element {i} has dtype {p.dtype}")
         group = dict(param_group, params=params)
         for name, default in self.defaults.items():
@@ -228,7 +228,7 @@ class Optimizer:
         if tuple(arr.shape) != tuple(p.shape):
             raise ValueError(f"optimizer state {name!r} has shape {tuple(arr.shape)}, its parameter {tuple(p.shape)}")
         arr = backend.to_device(arr, p.device)
-        dtype = p.dtype if np.dtype(arr.dtype).kind == "f" else arr.dtype
+        dtype = p.dtype if backend.is_floating(np.dtype(arr.dtype)) else arr.dtype
         return Tensor._from_op(arr.astype(dtype, copy=True))
 
     def __repr__(self) -> str:
