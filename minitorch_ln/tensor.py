@@ -19,6 +19,7 @@ from .autograd import function as _function_module
 from .autograd import saved as _saved_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
+from .errors import OptionError
 from .size import Size, _size
 from .tensor_str import tensor_repr
 from .tensor_protocols import TensorProtocols
@@ -307,14 +308,10 @@ class Tensor(TensorProtocols):
         return int(self.item())
 
     __long__ = __int__
-
     def __complex__(self) -> complex:
         if self.requires_grad:
             _warn_scalar_of_requires_grad()
         return complex(self.item())
-
-    def __delitem__(self, index):
-        raise TypeError("Tensor does not support deleting items")
 
     __hash__ = object.__hash__
 
@@ -349,6 +346,7 @@ def _to_array(data, dtype=None, device=None):
         data = data.array
     dt = backend.as_dtype(dtype) if dtype is not None else None
     xp = backend.get_array_module(data)
+    data = np.asarray(data) if isinstance(data, np.generic) else data  # np.float64(1.5) stays float64, as PyTorch
     if xp is np and not isinstance(data, np.ndarray):
         if isinstance(data, (list, tuple)) and _contains_tensor(data):
             data = [_to_array(d) for d in data]
@@ -365,6 +363,8 @@ def _to_array(data, dtype=None, device=None):
             if backend.is_floating(arr.dtype):
                 dt = backend.default_float_dtype()
             elif arr.dtype.kind in "iu":
+                if arr.dtype == np.uint64:  # a Python int past int64 (NumPy's uint64): PyTorch refuses it
+                    raise OptionError(f"Overflow when unpacking long: {data!r} does not fit in int64")
                 dt = np.dtype(np.int64)
             elif arr.dtype.kind == "b":
                 dt = np.dtype(np.bool_)

@@ -18,6 +18,9 @@ from . import backend
 class TensorProtocols:
     """Mixin of :class:`Tensor` (``self`` is the Tensor)."""
 
+    def __delitem__(self, index):
+        raise TypeError("Tensor does not support deleting items")
+
     _tensor_class = None  # set by tensor.py: the class a ufunc's result is wrapped in
 
     def __array__(self, dtype=None, copy=None):

@@ -286,3 +286,20 @@ def test_narrow_and_max_refuse_clearly():
         mt.narrow(mt.tensor(1.0), 0, 0, 1)
     with pytest.raises(TypeError, match="must be Tensor"):
         mt.max(2, 3)
+
+
+# ------------------------------------------------------------------------------------------ tensor() of NumPy scalars
+
+@pytest.mark.parametrize("value", [np.float64(1.5), np.int32(3), np.float16(0.5), np.bool_(True), np.uint8(7)])
+def test_numpy_scalars_keep_their_dtype_as_pytorch(value):
+    # np.float64(1.5) became float32 (silently losing precision) and np.int32(3) int64 (found by the DDP work)
+    ours, theirs = mt.tensor(value), torch.tensor(value)
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert ours.item() == theirs.item()
+
+
+def test_python_int_past_int64_is_refused_as_pytorch():
+    with pytest.raises(ValueError, match="Overflow"):  # PyTorch's type; ours is also a RuntimeError
+        mt.tensor(2**63)  # NumPy made it uint64, then int64 wrapped it to -2**63: silently wrong
+    with pytest.raises(ValueError, match="Overflow"):
+        torch.tensor(2**63)
