@@ -174,6 +174,7 @@ _DTYPE_NAMES = {
     "float64": np.float64, "double": np.float64,
     "int8": np.int8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
     "int64": np.int64, "long": np.int64, "uint8": np.uint8, "bool": np.bool_,
+    "complex64": np.complex64, "cfloat": np.complex64, "complex128": np.complex128, "cdouble": np.complex128,
 }
 _SUPPORTED = {np.dtype(t) for t in _DTYPE_NAMES.values()}
 # PyTorch dtypes minitorch_ln refuses on purpose, with the reason (minitorch_ln/dtypes.py explains)
@@ -214,9 +215,27 @@ def is_floating(dtype) -> bool:
     return np.dtype(dtype).kind == "f"
 
 
+def default_complex_dtype() -> np.dtype:
+    """The dtype of Python complex numbers and ``tensor([1j])``: complex64 while the default float dtype is
+    float32, complex128 with float64 (as PyTorch's ``get_default_complex_dtype`` follows it)."""
+    return to_complex(_default_float)
+
+
+def to_complex(dtype) -> np.dtype:
+    """The complex dtype of a float dtype's precision (float32 -> complex64, float64 -> complex128); a
+    complex dtype is returned as it is. Raises TypeError for float16 (PyTorch's complex32 is not supported)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    if dtype == np.float16:
+        raise TypeError("complex32 (ComplexHalf, float16 with a complex operand) is not supported by minitorch_ln: "
+                        "convert the float16 tensor to float32 first")
+    return np.dtype(np.complex128) if dtype == np.float64 else np.dtype(np.complex64)
+
+
 def _category(dtype) -> int:
     kind = np.dtype(dtype).kind
-    return {"b": 0, "u": 1, "i": 1, "f": 2}[kind]
+    return {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[kind]
 
 
 def can_cast(from_dtype, to_dtype) -> bool:
@@ -227,6 +246,7 @@ def can_cast(from_dtype, to_dtype) -> bool:
 
 
 _TORCH_TYPE_NAMES = {
+    np.dtype(np.complex64): "ComplexFloat", np.dtype(np.complex128): "ComplexDouble",
     np.dtype(np.float16): "Half", np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
     np.dtype(np.int8): "Char", np.dtype(np.int16): "Short", np.dtype(np.int32): "Int",
     np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool",
@@ -256,6 +276,8 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
     a_rank = 2 if a_num else (1 if a_is_scalar else 0)
     b_rank = 2 if b_num else (1 if b_is_scalar else 0)
     ca, cb = _category(a_dtype), _category(b_dtype)
+    if ca == 3 or cb == 3:
+        return _complex_result(a_dtype, a_rank, b_dtype, b_rank)
     if ca != cb:  # the higher category decides (int64 + float32 tensors -> float32, not NumPy's float64)
         dt, rank = (a_dtype, a_rank) if ca > cb else (b_dtype, b_rank)
     elif a_rank != b_rank:  # same category: the more dimensioned operand decides
@@ -265,6 +287,29 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
     if rank == 2 and dt.kind == "f":  # a Python float with an int/bool tensor -> the default float dtype
         return _default_float
     return dt
+
+
+def _complex_result(a_dtype, a_rank, b_dtype, b_rank) -> np.dtype:
+    """:func:`result_dtype` when an operand is complex, as c10's ``combine_categories``: a complex number
+    is the default complex dtype; a complex operand with a float one of a higher participation rank takes
+    that float's precision (complex64 with a float64 tensor -> complex128, with a 0-d float64 -> complex64;
+    a float32 tensor with ``1j`` -> complex64); integers and bools never widen a complex operand."""
+    if a_rank == 2 and a_dtype.kind == "c":
+        a_dtype = default_complex_dtype()
+    if b_rank == 2 and b_dtype.kind == "c":
+        b_dtype = default_complex_dtype()
+    if a_rank == 2 and a_dtype.kind == "f":
+        a_dtype = _default_float
+    if b_rank == 2 and b_dtype.kind == "f":
+        b_dtype = _default_float
+    if a_rank == b_rank:  # one participation level: complex, of the wider precision of the two
+        if a_dtype.kind in "fc" and b_dtype.kind in "fc":
+            return to_complex(np.result_type(*[np.dtype(d.char.lower()) for d in (a_dtype, b_dtype)]))
+        return a_dtype if a_dtype.kind == "c" else b_dtype
+    (hi, _), (lo, _) = sorted([(a_dtype, a_rank), (b_dtype, b_rank)], key=lambda p: p[1])
+    if hi.kind == "c":
+        return hi
+    return to_complex(hi) if hi.kind == "f" else lo
 
 
 # --------------------------------------------------------------------------------------------

@@ -163,9 +163,9 @@ class Tensor(TensorProtocols):
                 "you can only change requires_grad flags of leaf tensors; use .detach() to get a "
                 "tensor without history"
             )
-        if requires_grad and self.dtype.kind != "f":
+        if requires_grad and self.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only floating point tensors can require gradients, but this tensor has dtype {self.dtype}"
+                f"only floating point and complex tensors can require gradients, but this tensor has dtype {self.dtype}"
             )
         self._requires_grad = bool(requires_grad)
         return self
@@ -364,8 +364,8 @@ def _to_array(data, dtype=None, device=None):
                 dt = backend.default_float_dtype()
             elif arr.dtype.kind in "iu":
                 dt = np.dtype(np.int64)
-            elif arr.dtype.kind == "b":
-                dt = np.dtype(np.bool_)
+            elif arr.dtype.kind in "bc":  # Python complex numbers: the default complex dtype; NumPy's keep theirs
+                dt = arr.dtype if arr.dtype.kind == "b" or isinstance(data, np.generic) else backend.default_complex_dtype()
             else:
                 raise TypeError(
                     f"can't make a tensor from {type(data).__name__} of dtype {arr.dtype}: "

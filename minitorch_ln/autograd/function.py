@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..errors import DtypeError
 from .grad_mode import _state as _grad_state
 from .saved import only_constants, rebuild_output, resolve_saved
 
@@ -234,7 +235,15 @@ def _set_history(tensor, node, output_nr) -> None:
 
 
 class Function:
-    """Base class of differentiable operations; see the module docstring for the contract."""
+    """Base class of differentiable operations; see the module docstring for the contract.
+
+    ``supports_complex``: an op whose forward and backward are right for complex64/complex128 inputs
+    (the backward with PyTorch's conjugate Wirtinger convention, docs/complex.md) sets it to True; any
+    other op refuses a complex input with a DtypeError naming the op and the dtype, instead of a
+    silently real or wrong result.
+    """
+
+    supports_complex = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):  # pragma: no cover - abstract
@@ -259,6 +268,8 @@ class Function:
                     _sync_view(a)
                 d = a.array
                 raw.append(d)
+                if d.dtype.kind == "c" and not cls.supports_complex:
+                    _refuse_complex(cls, d.dtype)
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
                 if a._requires_grad:
@@ -359,6 +370,12 @@ def _as_array(ctx, o):
     if ctx._to_save is not None:
         ctx._to_save = tuple([arr if item is o else item for item in ctx._to_save])
     return arr
+
+
+def _refuse_complex(cls, dtype):
+    name = getattr(cls, "torch_name", None) or cls.__name__
+    raise DtypeError(f"{name}: not implemented for complex tensors ('{dtype}'; minitorch_ln supports complex "
+                     "in the ops listed in docs/complex.md)")
 
 
 def _check_same_device(cls, args):

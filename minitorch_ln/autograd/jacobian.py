@@ -30,7 +30,7 @@ def _as_tuple(x):
 
 def _outputs(fn, inputs):
     out = _as_tuple(fn(*inputs))
-    return tuple(o for o in out if isinstance(o, Tensor) and o.dtype.kind == "f")
+    return tuple(o for o in out if isinstance(o, Tensor) and o.dtype.kind in "fc")
 
 
 def _to_numpy(a):

@@ -39,6 +39,7 @@ from ..tensor import Tensor
 from ._util import float_input, require_float
 from .autocast_policies import autocast
 from .elementwise import erf, exp
+from .complex_parts import cj
 from .conversion import cast
 
 
@@ -101,6 +102,8 @@ class Tanh(Function):
     down to the smallest floats (PyTorch uses ``1 - y²``: 0 there). ``x`` is saved, not ``y``.
     """
 
+    supports_complex = True  # complex: dz = dy·conj(1 - tanh² z), PyTorch's formula (σ is real-only here)
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -109,6 +112,9 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
+        if x.dtype.kind == "c":
+            y = tanh(x)
+            return dy * cj(1.0 - y * y)
         x2 = x * 2.0
         return dy * (4.0 * x2.sigmoid() * (-x2).sigmoid())
 
@@ -116,7 +122,7 @@ class Tanh(Function):
 def tanh(x: Tensor) -> Tensor:
     """``tanh x``; ``dx = dy·sech² x``, as ``4σ(2x)σ(-2x)`` (accurate where ``1 - y²`` cancels to 0).
     Same shape and dtype as ``x`` (an integer or bool ``x`` gives the default float dtype)."""
-    x = float_input(x, "tanh")
+    x = float_input(x, "tanh", complex_ok=True)
     return Tanh.apply(x)
 
 

@@ -53,7 +53,7 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         out = prod(reshape(x, (-1,)), 0)
         return reshape(out, (1,) * x.ndim) if keepdim else out
     axis = normalize_dim(dim, x.ndim, "prod")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         return Tensor._from_op(get_array_module(x.array).prod(x.array, axis=axis if x.ndim else None, keepdims=keepdim))
     if x.ndim == 0:
         return x * 1

@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from .autocast_policies import autocast
+from .complex_math import complex_sgn
 from .conversion import cast
 
 __all__ = [
@@ -171,7 +172,9 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
-    """``x / |x|`` extended by 0 at 0: for real tensors the same as :func:`sign`."""
+    """``x / |x|`` extended by 0 at 0: for real tensors the same as :func:`sign`; complex ones: complex_math.py."""
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return complex_sgn(input)
     return sign(input)
 
 
@@ -381,6 +384,8 @@ def isneginf(input: Tensor) -> Tensor:  # noqa: A002
 
 def isreal(input: Tensor) -> Tensor:  # noqa: A002
     """True where ``x`` has no imaginary part: every entry of a real tensor, NaN included."""
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return Tensor._from_op(input.array.imag == 0)
     return _predicate(input, "isreal", lambda xp, a: xp.ones(a.shape, dtype=bool),
                       lambda xp, a: xp.ones(a.shape, dtype=bool))
 

@@ -12,6 +12,7 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import float_input
 from .autocast_policies import autocast
+from .complex_parts import cj
 
 __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erfc", "erfinv", "sin", "sinh", "tan"]
 
@@ -26,6 +27,8 @@ from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 
 class Sin(Function):
+    supports_complex = True  # holomorphic: dz = dy·conj(cos z)
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -34,16 +37,18 @@ class Sin(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy * cos(x)
+        return dy * cj(cos(x))
 
 
 def sin(x: Tensor) -> Tensor:
     """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "sin")
+    x = float_input(x, "sin", complex_ok=True)
     return Sin.apply(x)
 
 
 class Cos(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -52,12 +57,12 @@ class Cos(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return -dy * sin(x)
+        return -dy * cj(sin(x))
 
 
 def cos(x: Tensor) -> Tensor:
     """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "cos")
+    x = float_input(x, "cos", complex_ok=True)
     return Cos.apply(x)
 
 
