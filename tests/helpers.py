@@ -36,7 +36,7 @@ def to_torch(a, requires_grad=False, device="cpu"):
 def to_numpy(x):
     if isinstance(x, mt.Tensor):
         return np.asarray(x.detach().cpu().array)
-    return x.detach().cpu().numpy()
+    return x.detach().cpu().resolve_conj().resolve_neg().numpy()  # PyTorch's lazy conj (conj(), ihfft) made real
 
 
 def assert_close(ours, theirs, dtype, what, rtol=None, atol=None):
