@@ -165,7 +165,7 @@ class Tensor(TensorProtocols):
             )
         if requires_grad and self.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only floating point and complex tensors can require gradients, but this tensor has dtype {self.dtype}"
+                f"only floating point tensors can require gradients (complex ones too), but this tensor has dtype {self.dtype}"
             )
         self._requires_grad = bool(requires_grad)
         return self

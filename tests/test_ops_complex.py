@@ -280,3 +280,19 @@ def test_property_mul_grad_is_conjugate(a):
     g = a + 2.0
     (z * w).backward(mt.tensor(g))
     np.testing.assert_allclose(z.grad.numpy(), g * np.conj(np.flip(a) + 1j), rtol=1e-12, atol=1e-12)
+
+
+def test_creation_and_predicates_never_drop_the_imaginary_part():
+    assert mt.full((2,), 1 + 2j).tolist() == [1 + 2j] * 2 and mt.full((2,), 1 + 2j).dtype == mt.complex64
+    assert mt.full_like(mt.zeros(2, dtype=mt.complex128), 1j).dtype == mt.complex128
+    with pytest.raises(RuntimeError, match="imaginary part"):
+        mt.full_like(mt.zeros(2), 1j)  # a float tensor cannot hold 1j
+    for draw in (lambda: mt.randn(2, dtype=mt.complex64), lambda: mt.rand_like(mt.tensor([1j])),
+                 lambda: mt.tensor([1j]).normal_(), lambda: mt.tensor([1j]).uniform_()):
+        with pytest.raises(TypeError, match="complex"):
+            draw()  # never a complex tensor whose imaginary parts are all zero
+    z = mt.tensor([1 + 1j, complex(np.inf, 0), complex(0, -np.inf), complex(np.nan, 0)])
+    assert mt.isinf(z).tolist() == torch.isinf(torch.tensor(z.numpy())).tolist()  # either part infinite
+    assert mt.isnan(z).tolist() == torch.isnan(torch.tensor(z.numpy())).tolist()
+    with pytest.raises(TypeError, match="complex"):
+        mt.isposinf(z)

@@ -360,8 +360,10 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
 def _predicate(x, op, float_fn, other_fn=None) -> Tensor:
     _check_tensor(x, op)
     xp, a = get_array_module(x.array), x.array
-    if a.dtype.kind == "f":
+    if a.dtype.kind == "f" or a.dtype.kind == "c" and op == "isinf":  # complex: either part infinite
         return Tensor._from_op(xp.asarray(float_fn(xp, a)))
+    if a.dtype.kind == "c":  # isposinf, isneginf, signbit: as PyTorch, no meaning for complex numbers
+        raise TypeError(f"{op}: does not support complex inputs (got {a.dtype})")
     if other_fn is not None:
         return Tensor._from_op(xp.asarray(other_fn(xp, a)))
     return Tensor._from_op(xp.zeros(a.shape, dtype=bool))  # integers and bool are never inf
