@@ -4,8 +4,9 @@ both, and classify every sample.
 
 Outcomes of one sample:
 
-- ``agree``: same shape, dtype and values (NaN where PyTorch's NaN are), and in float64 the same gradient
-  of every input under one random upstream gradient;
+- ``agree``: same shape, dtype and values (NaN where PyTorch's NaN are; complex values part by part), and
+  in float64 and complex128 the same gradient of every input under one random upstream gradient (complex
+  outputs get a random complex one);
 - ``differ``: a number, dtype or shape that is not PyTorch's -- *silently wrong*, the worst outcome;
 - ``error``: minitorch_ln raised an exception with a message (an argument or dtype it does not support);
 - ``crash``: a bare Python or NumPy error from inside the code (AttributeError, IndexError, KeyError,
@@ -272,7 +273,8 @@ def _grad_check(op, fn, sample, ours_in, ours_out, theirs_in, theirs_out, seed) 
             continue
         if o.grad is None:
             return f"input {i}: no gradient, PyTorch has one"
-        why = _close(np.asarray(o.grad.array), t.grad.resolve_conj().resolve_neg().numpy(), "float64")
+        tg = torch.zeros_like(t.grad) if t.grad._is_zerotensor() else t.grad  # PyTorch's symbolic zeros (sgn of reals)
+        why = _close(np.asarray(o.grad.array), tg.resolve_conj().resolve_neg().numpy(), "float64")
         if why:
             return f"gradient of input {i}: {why}"
     return None

@@ -81,7 +81,8 @@ def test_complex_requires_grad_and_real_loss_rule():
 # ---------------------------------------------------------------- the complex ops against PyTorch
 
 UNARY = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs", "sgn", "angle", "real", "imag", "neg",
-         "conj_physical"]
+         "conj_physical", "tan", "sinh", "cosh", "asin", "acos", "acosh", "atanh", "log2", "log10", "log1p", "exp2",
+         "expm1", "reciprocal"]
 
 
 @pytest.mark.parametrize("name", UNARY)

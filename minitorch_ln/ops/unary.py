@@ -21,6 +21,7 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from .autocast_policies import autocast
 from .complex_math import complex_sgn
+from .complex_parts import cj
 from .conversion import cast
 
 __all__ = [
@@ -37,12 +38,12 @@ def _check_tensor(x, op: str) -> None:
         raise TypeError(f"{op}: expected a Tensor as input, got {type(x).__name__}")
 
 
-def _float_operand(x, op: str) -> Tensor:
+def _float_operand(x, op: str, complex_ok: bool = False) -> Tensor:
     """``x`` itself when floating point; integer and bool tensors as the default float dtype (as PyTorch)."""
     _check_tensor(x, op)
     if x.dtype.kind in "biu":
         return cast(x, backend.default_float_dtype())
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and not (complex_ok and x.dtype.kind == "c"):  # complex: only where the op says so
         raise TypeError(f"{op}: expected a real (bool, integer or floating point) tensor, got {x.dtype}")
     return x
 
@@ -207,13 +208,13 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return -(dy * y) * y  # d/dx 1/x = -1/x² = -y², as (dy·y)·y: y² alone overflows (y = 1e20) where dy·y² need not
+        return -(dy * cj(y)) * cj(y)  # d/dx 1/x = -1/x² = -y², as (dy·y)·y: y² alone overflows (y = 1e20) where dy·y² need not
 
 
 @autocast("reciprocal")
 def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
     """``1/x`` (±inf at ±0); integers and bool give float32 (as PyTorch). ``dx = -dy·y²``."""
-    return Reciprocal.apply(_float_operand(input, "reciprocal"))
+    return Reciprocal.apply(_float_operand(input, "reciprocal", complex_ok=True))
 
 
 class Square(Function):
@@ -248,8 +249,8 @@ class _OfInput(Function):
 
     @classmethod
     def backward(cls, ctx, dy):
-        (x,) = ctx.saved_tensors
-        return cls.grad(x, dy)
+        (x,) = ctx.saved_tensors  # complex (real Taylor coefficients): f'(conj z) = conj(f'(z)), docs/complex.md
+        return cls.grad(cj(x), dy)
 
 
 class _OfOutput(_OfInput):
@@ -294,30 +295,30 @@ class Expm1(_OfOutput):
 @autocast("log2")
 def log2(input: Tensor) -> Tensor:  # noqa: A002
     """``log₂ x`` (-inf at 0, NaN below); integers and bool give float32. ``dx = dy / (x ln 2)``."""
-    return Log2.apply(_float_operand(input, "log2"))
+    return Log2.apply(_float_operand(input, "log2", complex_ok=True))
 
 
 @autocast("log10")
 def log10(input: Tensor) -> Tensor:  # noqa: A002
     """``log₁₀ x`` (-inf at 0, NaN below); integers and bool give float32. ``dx = dy / (x ln 10)``."""
-    return Log10.apply(_float_operand(input, "log10"))
+    return Log10.apply(_float_operand(input, "log10", complex_ok=True))
 
 
 @autocast("log1p")
 def log1p(input: Tensor) -> Tensor:  # noqa: A002
     """``log(1 + x)``, accurate near 0 (-inf at -1, NaN below); ints give float32. ``dx = dy / (1 + x)``."""
-    return Log1p.apply(_float_operand(input, "log1p"))
+    return Log1p.apply(_float_operand(input, "log1p", complex_ok=True))
 
 
 def exp2(input: Tensor) -> Tensor:  # noqa: A002
     """``2^x``; integers and bool give float32. ``dx = dy·2^x·ln 2``."""
-    return Exp2.apply(_float_operand(input, "exp2"))
+    return Exp2.apply(_float_operand(input, "exp2", complex_ok=True))
 
 
 @autocast("expm1")
 def expm1(input: Tensor) -> Tensor:  # noqa: A002
     """``e^x - 1``, accurate near 0; integers and bool give float32. ``dx = dy·e^x``."""
-    return Expm1.apply(_float_operand(input, "expm1"))
+    return Expm1.apply(_float_operand(input, "expm1", complex_ok=True))
 
 
 # ==================================================================================================
