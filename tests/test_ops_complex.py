@@ -297,3 +297,13 @@ def test_creation_and_predicates_never_drop_the_imaginary_part():
     assert mt.isnan(z).tolist() == torch.isnan(torch.tensor(z.numpy())).tolist()
     with pytest.raises(TypeError, match="complex"):
         mt.isposinf(z)
+
+
+@pytest.mark.parametrize("expr", [
+    lambda m, z: m.linalg.vector_norm(z), lambda m, z: m.linalg.vector_norm(z, 1, dim=1), lambda m, z: z.norm(),
+    lambda m, z: m.linalg.vector_norm(z, float("inf"), dim=0), lambda m, z: m.var(z), lambda m, z: z.var(1),
+    lambda m, z: z.std(0, correction=0), lambda m, z: m.var_mean(z, 1), lambda m, z: m.std_mean(z),
+])
+def test_norms_and_spreads_of_complex_are_real_and_match_torch(expr):
+    # |z| underneath: a vector norm and a variance of complex numbers are real (float64 for complex128)
+    compare_with_torch(lambda z: expr(mt, z), lambda z: expr(torch, z), [cx(3, 4)])

@@ -78,7 +78,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 
 def _moments(input, dim, unbiased, keepdim, correction, op, take_sqrt):
     _check_tensor(input, op)
-    if input.dtype.kind != "f":
+    if input.dtype.kind not in "fc":
         raise DtypeError(f"{op}: only floating point dtypes are supported, got {input.dtype}")
     if isinstance(dim, bool):  # var_mean(x, True): PyTorch's (input, unbiased) overload
         if unbiased is not None:
