@@ -82,7 +82,7 @@ def test_complex_requires_grad_and_real_loss_rule():
 
 UNARY = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs", "sgn", "angle", "real", "imag", "neg",
          "conj_physical", "tan", "sinh", "cosh", "asin", "acos", "acosh", "atanh", "log2", "log10", "log1p", "exp2",
-         "expm1", "reciprocal"]
+         "expm1", "reciprocal", "square"]
 
 
 @pytest.mark.parametrize("name", UNARY)

@@ -226,7 +226,7 @@ class Square(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy * (2.0 * x)
+        return dy * cj(2.0 * x)
 
 
 def square(input: Tensor) -> Tensor:  # noqa: A002
@@ -234,8 +234,8 @@ def square(input: Tensor) -> Tensor:  # noqa: A002
     _check_tensor(input, "square")
     if input.dtype.kind == "b":
         input = cast(input, np.int64)
-    if input.dtype.kind not in "iuf":
-        raise TypeError(f"square: expected a real tensor, got {input.dtype}")
+    if input.dtype.kind not in "iufc":
+        raise TypeError(f"square: expected a number tensor, got {input.dtype}")
     return Square.apply(input)
 
 

@@ -18,7 +18,7 @@ __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "er
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
-from .unary import Exp2, Expm1, Log1p, Log2, Log10, Reciprocal, _float_operand, _OfInput, _OfOutput, _special, _ufunc
+from .unary import Exp2, Expm1, Log1p, Log2, Log10, Reciprocal, Square, _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 
 # ==================================================================================================
@@ -200,5 +200,5 @@ def erfinv(input: Tensor) -> Tensor:  # noqa: A002
 
 # Complex inputs: each of these is analytic with real Taylor coefficients, so _OfInput's backward passes
 # conj(z) to the derivative and gets dy·conj(f'(z)) (docs/complex.md); the others refuse complex by name.
-for _op in (Tan, Sinh, Cosh, Asin, Acos, Acosh, Atanh, Log2, Log10, Log1p, Exp2, Expm1, Reciprocal):
+for _op in (Tan, Sinh, Cosh, Asin, Acos, Acosh, Atanh, Log2, Log10, Log1p, Exp2, Expm1, Reciprocal, Square):
     _op.supports_complex = True
