@@ -307,3 +307,14 @@ def test_creation_and_predicates_never_drop_the_imaginary_part():
 def test_norms_and_spreads_of_complex_are_real_and_match_torch(expr):
     # |z| underneath: a vector norm and a variance of complex numbers are real (float64 for complex128)
     compare_with_torch(lambda z: expr(mt, z), lambda z: expr(torch, z), [cx(3, 4)])
+
+
+def test_inplace_through_a_dtype_changing_view_of_a_graph_is_refused_before_writing():
+    w = mt.tensor([1 + 2j, 3 - 4j], requires_grad=True)
+    y = w * 1
+    with pytest.raises(RuntimeError, match="another dtype"):
+        y.real.mul_(2)
+    assert y.tolist() == [1 + 2j, 3 - 4j]  # refused before anything was written
+    with mt.no_grad():  # no graph to rewrite: the shared memory changes, as in PyTorch
+        y.imag.zero_()
+    assert y.tolist() == [1 + 0j, 3 + 0j]
