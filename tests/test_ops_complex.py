@@ -318,3 +318,7 @@ def test_inplace_through_a_dtype_changing_view_of_a_graph_is_refused_before_writ
     with mt.no_grad():  # no graph to rewrite: the shared memory changes, as in PyTorch
         y.imag.zero_()
     assert y.tolist() == [1 + 0j, 3 + 0j]
+    c, t = mt.zeros(2, dtype=mt.complex64), mt.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="another dtype"):
+        c.real.copy_(t)  # a value with a history, written into a plain tensor's real parts
+    assert c.tolist() == [0j, 0j]
