@@ -127,12 +127,17 @@ def tanh(x: Tensor) -> Tensor:
 
 
 class Sigmoid(Function):
+    supports_complex = True  # complex: 1/(1 + e^(-z)) and dz = dy·conj(σ(z)σ(-z)), as PyTorch
+
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)
+        ctx.save_for_backward(x)
+        if x.dtype.kind == "c":
+            with np.errstate(all="ignore"):
+                return (1.0 / (1.0 + xp.exp(-x))).astype(x.dtype, copy=False)
         # 1/(1+exp(-x)) overflows exp for very negative x; this form never does.
         e = xp.exp(-xp.abs(x))
-        ctx.save_for_backward(x)
         return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -140,14 +145,14 @@ class Sigmoid(Function):
         # σ'(x) = σ(x)(1 - σ(x)) = σ(x)σ(-x): 1 - σ(x) cancels to 0 for x > 17 in float32
         # (σ'(20) = 2.1e-9); σ(-x) keeps full precision. x is saved, not y.
         (x,) = ctx.saved_tensors
-        return dy * x.sigmoid() * (-x).sigmoid()
+        return dy * cj(x.sigmoid() * (-x).sigmoid())
 
 
 def sigmoid(x: Tensor) -> Tensor:
     """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·σ(x)σ(-x)``
     (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``
     (an integer or bool ``x`` gives the default float dtype)."""
-    x = float_input(x, "sigmoid")
+    x = float_input(x, "sigmoid", complex_ok=True)
     return Sigmoid.apply(x)
 
 
