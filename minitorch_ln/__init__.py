@@ -25,7 +25,7 @@ from .size import Size  # noqa: E402
 from .tensor_str import set_printoptions  # noqa: E402
 from .dtypes import bfloat16, can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: E402
 from .serialization import load, save  # noqa: E402
-from . import linalg, nn, optim, special, utils  # noqa: E402 - after the ops, which the layers use
+from . import fft, linalg, nn, optim, special, utils  # noqa: E402 - after the ops, which the layers use
 from . import amp  # noqa: E402 - mixed precision: autocast, GradScaler
 from . import distributed  # noqa: E402 - torch.distributed on MPI (mpi4py is imported only by init_process_group)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype  # noqa: E402
@@ -40,6 +40,8 @@ int8 = _np.dtype(_np.int8)
 uint8 = _np.dtype(_np.uint8)
 int64 = long = _np.dtype(_np.int64)
 bool = _np.dtype(_np.bool_)  # noqa: A001
+complex64 = cfloat = _np.dtype(_np.complex64)
+complex128 = cdouble = _np.dtype(_np.complex128)
 
 
 def __getattr__(name):

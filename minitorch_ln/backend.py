@@ -179,6 +179,7 @@ _DTYPE_NAMES = {
     "int8": np.int8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
     "int64": np.int64, "long": np.int64, "uint8": np.uint8, "bool": np.bool_,
     "bfloat16": ml_dtypes.bfloat16,
+    "complex64": np.complex64, "cfloat": np.complex64, "complex128": np.complex128, "cdouble": np.complex128,
 }
 # bfloat16 is a storage dtype (ml_dtypes'; NumPy kind 'V'): ops compute on float32 copies and round the
 # result back (autograd/bfloat16.py), as PyTorch's CPU kernels do
@@ -219,9 +220,27 @@ def is_floating(dtype) -> bool:
     return d.kind == "f" or d == BFLOAT16
 
 
+def default_complex_dtype() -> np.dtype:
+    """The dtype of Python complex numbers and ``tensor([1j])``: complex64 while the default float dtype is
+    float32, complex128 with float64 (as PyTorch's ``get_default_complex_dtype`` follows it)."""
+    return to_complex(_default_float)
+
+
+def to_complex(dtype) -> np.dtype:
+    """The complex dtype of a float dtype's precision (float32 -> complex64, float64 -> complex128); a
+    complex dtype is returned as it is. Raises TypeError for float16 (PyTorch's complex32 is not supported)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    if dtype == np.float16:
+        raise TypeError("complex32 (ComplexHalf, float16 with a complex operand) is not supported by minitorch_ln: "
+                        "convert the float16 tensor to float32 first")
+    return np.dtype(np.complex128) if dtype == np.float64 else np.dtype(np.complex64)
+
+
 def _category(dtype) -> int:
     d = np.dtype(dtype)
-    return 2 if d == BFLOAT16 else {"b": 0, "u": 1, "i": 1, "f": 2}[d.kind]
+    return 2 if d == BFLOAT16 else {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[d.kind]
 
 
 def can_cast(from_dtype, to_dtype) -> bool:
@@ -232,6 +251,7 @@ def can_cast(from_dtype, to_dtype) -> bool:
 
 
 _TORCH_TYPE_NAMES = {
+    np.dtype(np.complex64): "ComplexFloat", np.dtype(np.complex128): "ComplexDouble",
     np.dtype(np.float16): "Half", np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
     np.dtype(np.int8): "Char", np.dtype(np.int16): "Short", np.dtype(np.int32): "Int",
     np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool", BFLOAT16: "BFloat16",
@@ -261,6 +281,8 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
     a_rank = 2 if a_num else (1 if a_is_scalar else 0)
     b_rank = 2 if b_num else (1 if b_is_scalar else 0)
     ca, cb = _category(a_dtype), _category(b_dtype)
+    if ca == 3 or cb == 3:
+        return _complex_result(a_dtype, a_rank, b_dtype, b_rank)
     if ca != cb:  # the higher category decides (int64 + float32 tensors -> float32, not NumPy's float64)
         dt, rank = (a_dtype, a_rank) if ca > cb else (b_dtype, b_rank)
     elif a_rank != b_rank:  # same category: the more dimensioned operand decides
@@ -270,6 +292,29 @@ def result_dtype(a_dtype, a_is_scalar: bool, b_dtype, b_is_scalar: bool, *,
     if rank == 2 and (dt.kind == "f" or dt == BFLOAT16):  # a Python float with an int/bool tensor -> the default float dtype
         return _default_float
     return dt
+
+
+def _complex_result(a_dtype, a_rank, b_dtype, b_rank) -> np.dtype:
+    """:func:`result_dtype` when an operand is complex, as c10's ``combine_categories``: a complex number
+    is the default complex dtype; a complex operand with a float one of a higher participation rank takes
+    that float's precision (complex64 with a float64 tensor -> complex128, with a 0-d float64 -> complex64;
+    a float32 tensor with ``1j`` -> complex64); integers and bools never widen a complex operand."""
+    if a_rank == 2 and a_dtype.kind == "c":
+        a_dtype = default_complex_dtype()
+    if b_rank == 2 and b_dtype.kind == "c":
+        b_dtype = default_complex_dtype()
+    if a_rank == 2 and a_dtype.kind == "f":
+        a_dtype = _default_float
+    if b_rank == 2 and b_dtype.kind == "f":
+        b_dtype = _default_float
+    if a_rank == b_rank:  # one participation level: complex, of the wider precision of the two
+        if a_dtype.kind in "fc" and b_dtype.kind in "fc":
+            return to_complex(np.result_type(*[np.dtype(d.char.lower()) for d in (a_dtype, b_dtype)]))
+        return a_dtype if a_dtype.kind == "c" else b_dtype
+    (hi, _), (lo, _) = sorted([(a_dtype, a_rank), (b_dtype, b_rank)], key=lambda p: p[1])
+    if hi.kind == "c":
+        return hi
+    return to_complex(hi) if hi.kind == "f" else lo
 
 
 # --------------------------------------------------------------------------------------------

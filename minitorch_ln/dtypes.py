@@ -64,6 +64,7 @@ class finfo:  # noqa: N801 - PyTorch's name
 
     def __init__(self, type=None):  # noqa: A002 - PyTorch's argument name
         d = backend.default_float_dtype() if type is None else _dtype(type, "finfo")
+        d = np.dtype(d.char.lower()) if d.kind == "c" else d  # a complex dtype: its parts' (as PyTorch)
         if not backend.is_floating(d):
             raise TypeError(f"finfo: expected a floating point dtype (float16, bfloat16, float32, float64), got {d}; "
                             "use iinfo for integer dtypes")
@@ -139,6 +140,8 @@ def _operand_info(x, fn: str):
         return np.dtype(np.int64), True, True
     if isinstance(x, numbers.Real):
         return np.dtype(np.float64), True, True
+    if isinstance(x, numbers.Complex):
+        return np.dtype(np.complex128), True, True
     if hasattr(x, "dtype") and hasattr(x, "ndim") and not isinstance(x, type):
         return backend.as_dtype(x.dtype), x.ndim == 0, False
     raise TypeError(f"{fn}: expected a Tensor or a number (bool, int, float), got {type(x).__name__}")
@@ -149,19 +152,20 @@ def result_type(tensor1, tensor2) -> np.dtype:
 
     A number or 0-d tensor does not widen a dimensioned tensor of its category (``int8`` tensor and
     ``1`` -> int8), a float number with an integer tensor (or two numbers, one a float) gives the
-    default dtype. Raises TypeError for other operands (lists, strings, complex numbers).
+    default dtype; a complex number the default complex dtype (complex64). Raises TypeError for other
+    operands (lists, strings).
     """
     a, b = _operand_info(tensor1, "result_type"), _operand_info(tensor2, "result_type")
     return backend.result_dtype(a[0], a[1], b[0], b[1], a_is_number=a[2], b_is_number=b[2])
 
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def can_cast(from_, to) -> bool:
     """Whether PyTorch's casting rule allows ``from_`` to ``to`` (``torch.can_cast``).
 
-    Only a step down in category is refused: float to an integer or bool, an integer to bool.
+    Only a step down in category is refused: complex to float, float to an integer or bool, an integer to bool.
     Narrowing within a category (float64 -> float16, int8 -> uint8) is allowed, as PyTorch.
     """
     a, b = _dtype(from_, "can_cast"), _dtype(to, "can_cast")

@@ -36,6 +36,16 @@ __all__ = ["uniform", "normal", "random_from_to", "random_default", "random_full
 _F32 = np.float32
 
 
+def _real(dtype, what: str) -> np.dtype:
+    """``dtype``, a real one: a complex tensor filled with real draws would be silently wrong (zero imaginary
+    parts); PyTorch's complex draws (each part N(0, 1/2)) are not implemented."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        raise TypeError(f"{what}: random draws into complex tensors are not supported (got {dt}); draw the real "
+                        "and imaginary parts as float tensors and combine them with complex()")
+    return dt
+
+
 def is_torch_stream(rng) -> bool:
     """True for the CPU generator whose draws follow PyTorch; False for a CuPy generator."""
     return isinstance(rng, CPUGenerator)
@@ -101,7 +111,7 @@ def uniform(rng, shape, dtype, low=0.0, high=1.0, fused=True) -> np.ndarray:
     rounds the product and the sum apart, as kernels compiled without FMA (``native/Activation.cpp``'s
     rrelu) do. ``(*shape)``.
     """
-    dt = np.dtype(dtype)
+    dt = _real(dtype, "uniform")
     if not is_torch_stream(rng):
         return (rng.random(shape, dtype=np.float64) * (high - low) + low).astype(dt)
     op = _opmath(dt)
@@ -199,7 +209,7 @@ def normal(rng, shape, dtype, mean=0.0, std=1.0, contiguous=True) -> np.ndarray:
 
     ``contiguous=False`` (``normal_`` on a strided view) takes the scalar path at any size, as PyTorch.
     """
-    dt = np.dtype(dtype)
+    dt = _real(dtype, "normal")
     if not is_torch_stream(rng):
         return (rng.standard_normal(shape, dtype=np.float64) * std + mean).astype(dt)
     n = _numel(shape)

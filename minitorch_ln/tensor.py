@@ -165,9 +165,9 @@ class Tensor(TensorProtocols):
                 "you can only change requires_grad flags of leaf tensors; use .detach() to get a "
                 "tensor without history"
             )
-        if requires_grad and not backend.is_floating(self.dtype):
+        if requires_grad and not backend.is_floating(self.dtype) and self.dtype.kind != "c":
             raise RuntimeError(
-                f"only floating point tensors can require gradients, but this tensor has dtype {self.dtype}"
+                f"only floating point tensors can require gradients (complex ones too), but this tensor has dtype {self.dtype}"
             )
         self._requires_grad = bool(requires_grad)
         return self
@@ -366,8 +366,8 @@ def _to_array(data, dtype=None, device=None):
                 if arr.dtype == np.uint64:  # a Python int past int64 (NumPy's uint64): PyTorch refuses it
                     raise OptionError(f"Overflow when unpacking long: {data!r} does not fit in int64")
                 dt = np.dtype(np.int64)
-            elif arr.dtype.kind == "b":
-                dt = np.dtype(np.bool_)
+            elif arr.dtype.kind in "bc":  # Python complex numbers: the default complex dtype; NumPy's keep theirs
+                dt = arr.dtype if arr.dtype.kind == "b" or isinstance(data, np.generic) else backend.default_complex_dtype()
             else:
                 raise TypeError(
                     f"can't make a tensor from {type(data).__name__} of dtype {arr.dtype}: "

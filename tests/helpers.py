@@ -36,7 +36,7 @@ def to_torch(a, requires_grad=False, device="cpu"):
 def to_numpy(x):
     if isinstance(x, mt.Tensor):
         return np.asarray(x.detach().cpu().array)
-    return x.detach().cpu().numpy()
+    return x.detach().cpu().resolve_conj().resolve_neg().numpy()  # PyTorch's lazy conj (conj(), ihfft) made real
 
 
 def assert_close(ours, theirs, dtype, what, rtol=None, atol=None):
@@ -44,6 +44,9 @@ def assert_close(ours, theirs, dtype, what, rtol=None, atol=None):
     the one rule above; returns the largest absolute difference."""
     a = ours if isinstance(ours, np.ndarray) else to_numpy(ours)
     b = theirs if isinstance(theirs, np.ndarray) else to_numpy(theirs)
+    if a.dtype.kind == "c" or b.dtype.kind == "c":  # complex: real and imaginary parts side by side (..., 2)
+        a, b = (np.stack([np.real(v), np.imag(v)], -1) for v in (a, b))
+        dtype = np.dtype(np.dtype(dtype).char.lower()) if np.dtype(dtype).kind == "c" else dtype
     a, b = a.astype(np.float64), b.astype(np.float64)
     assert a.shape == b.shape, f"{what}: shape {a.shape} vs torch {b.shape}"
     tol = TOL.get(np.dtype(dtype), dict(rtol=0.0, atol=0.0))
@@ -72,7 +75,7 @@ def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", r
         (our outputs, their outputs) as tuples of NumPy arrays.
     """
     if requires_grad is None:
-        requires_grad = [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+        requires_grad = [isinstance(a, np.ndarray) and a.dtype.kind in "fc" for a in arrays]
     ours_in = [mt.tensor(a, device=device, requires_grad=rg) if isinstance(a, np.ndarray) else a
                for a, rg in zip(arrays, requires_grad)]
     theirs_in = [to_torch(a, rg, "cuda" if device == "cuda" else "cpu") if isinstance(a, np.ndarray) else a
@@ -91,7 +94,8 @@ def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", r
     diff = [(o, t) for o, t in zip(out_m, out_t) if t.requires_grad]
     if diff:
         rng = np.random.default_rng(seed)
-        ups = [rng.standard_normal(o.shape).astype(o.dtype) for o, _ in diff]
+        ups = [np.asarray(rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.dtype.kind == "c"
+                                                          else 0)).astype(o.dtype) for o, _ in diff]  # complex: both parts
         mt.autograd.backward([o for o, _ in diff], [mt.tensor(u, device=device) for u in ups])
         torch.autograd.backward([t for _, t in diff], [to_torch(u, device=t.device) for u, (_, t) in zip(ups, diff)])
     for i, (m, t) in enumerate(zip(ours_in, theirs_in)):
@@ -107,14 +111,15 @@ def compare_with_torch(ours, theirs, arrays, requires_grad=None, device="cpu", r
 
 
 def t64(a, requires_grad=True):
-    """A float64 leaf tensor for gradcheck."""
-    return mt.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+    """A float64 (complex128 for complex ``a``) leaf tensor for gradcheck."""
+    return mt.tensor(np.asarray(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64), requires_grad=requires_grad)
 
 
 def noncontiguous_leaf(a):
     """A float64 leaf holding ``a`` in memory that is neither C- nor F-contiguous: axes reversed (a
     transpose) and every other element (a slice of a larger buffer)."""
-    v = np.zeros([2 * n for n in reversed(np.shape(a))]).T[(..., *[slice(None, None, 2)] * np.ndim(a))]
+    v = np.zeros([2 * n for n in reversed(np.shape(a))], dtype=np.complex128 if np.iscomplexobj(a) else np.float64)
+    v = v.T[(..., *[slice(None, None, 2)] * np.ndim(a))]
     v[...] = a
     assert v.size < 2 or not (v.flags.c_contiguous or v.flags.f_contiguous)
     return mt.Tensor(v, requires_grad=True)
@@ -125,8 +130,8 @@ def gradcheck_noncontiguous(fn, arrays, gg=False):
     gradcheck (and gradgradcheck) there; integer arrays are passed as index tensors."""
     from minitorch_ln.autograd import gradcheck, gradgradcheck  # noqa: PLC0415
 
-    leaves = [noncontiguous_leaf(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
-    plain = [t64(a) if a.dtype.kind == "f" else mt.tensor(a) for a in arrays]
+    leaves = [noncontiguous_leaf(a) if a.dtype.kind in "fc" else mt.tensor(a) for a in arrays]
+    plain = [t64(a) if a.dtype.kind in "fc" else mt.tensor(a) for a in arrays]
     got, want = fn(*leaves), fn(*plain)
     for p, q in zip(*((o if isinstance(o, (tuple, list)) else (o,)) for o in (got, want))):
         np.testing.assert_allclose(p.array, q.array, rtol=1e-12, atol=1e-14)

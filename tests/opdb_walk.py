@@ -4,8 +4,9 @@ both, and classify every sample.
 
 Outcomes of one sample:
 
-- ``agree``: same shape, dtype and values (NaN where PyTorch's NaN are), and in float64 the same gradient
-  of every input under one random upstream gradient;
+- ``agree``: same shape, dtype and values (NaN where PyTorch's NaN are; complex values part by part), and
+  in float64 and complex128 the same gradient of every input under one random upstream gradient (complex
+  outputs get a random complex one);
 - ``differ``: a number, dtype or shape that is not PyTorch's -- *silently wrong*, the worst outcome;
 - ``error``: minitorch_ln raised an exception with a message (an argument or dtype it does not support);
 - ``crash``: a bare Python or NumPy error from inside the code (AttributeError, IndexError, KeyError,
@@ -28,7 +29,8 @@ import minitorch_ln as mt
 from minitorch_ln.interop import torch_alias
 
 SAMPLES_PER_OP = int(__import__("os").environ.get("OPDB_SAMPLES", "3"))  # per dtype, the first ones the OpInfo yields (deterministic), to fit CI's budget
-DTYPES = tuple(__import__("os").environ.get("OPDB_DTYPES", "float64,float32").split(","))  # OPDB_DTYPES=bfloat16
+DTYPES = tuple(__import__("os").environ.get("OPDB_DTYPES", "float64,float32,complex128,complex64").split(","))
+GRAD_DTYPES = ("float64", "complex128")  # gradients are compared in double precision only
 
 # Ops whose values are random draws: only shape and dtype are compared.
 RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "normal", "uniform", "multinomial",
@@ -184,7 +186,7 @@ def _dtype_map():
     torch = _torch()
     return {torch.float64: mt.float64, torch.float32: mt.float32, torch.float16: mt.float16, torch.bfloat16: mt.bfloat16,
             torch.int64: mt.int64, torch.int32: mt.int32, torch.int16: mt.int16, torch.int8: mt.int8,
-            torch.uint8: mt.uint8, torch.bool: mt.bool}
+            torch.uint8: mt.uint8, torch.bool: mt.bool, torch.complex64: mt.complex64, torch.complex128: mt.complex128}
 
 
 def _leaves(value):
@@ -197,7 +199,7 @@ def _leaves(value):
 def _as_array(x):
     torch = _torch()
     if isinstance(x, torch.Tensor):
-        return _numpy(x.detach().cpu(), torch), str(x.dtype).replace("torch.", "")
+        return _numpy(x.detach().cpu().resolve_conj().resolve_neg(), torch), str(x.dtype).replace("torch.", "")
     if isinstance(x, mt.Tensor):
         return np.asarray(x.detach().cpu().array), str(x.dtype)
     if isinstance(x, (bool, np.bool_)):
@@ -210,9 +212,13 @@ def _as_array(x):
 
 
 def _close(a, b, dtype_name) -> str | None:
-    """None when ``a`` (ours) equals ``b`` (PyTorch's) to the dtype's tolerance, else why not."""
+    """None when ``a`` (ours) equals ``b`` (PyTorch's) to the dtype's tolerance, else why not (complex
+    values: their real and imaginary parts, each to the tolerance of the parts' dtype)."""
     if a.shape != b.shape:
         return f"shape {a.shape} vs {b.shape}"
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        a, b = (np.stack([np.real(v), np.imag(v)], -1) for v in (a, b))
+        dtype_name = {"complex64": "float32", "complex128": "float64"}.get(dtype_name, dtype_name)
     if b.dtype.kind in "biu" and a.dtype.kind in "biu":
         return None if np.array_equal(a, b) else "integer values differ"
     a, b = a.astype(np.float64), b.astype(np.float64)
@@ -254,13 +260,14 @@ def _grad_check(op, fn, sample, ours_in, ours_out, theirs_in, theirs_out, seed) 
     """Backpropagate one random upstream gradient through both; compare every input's gradient."""
     torch = _torch()
     pairs = [(o, t) for o, t in zip(_leaves(ours_out), _leaves(theirs_out))
-             if isinstance(t, torch.Tensor) and t.requires_grad and t.dtype.is_floating_point]
+             if isinstance(t, torch.Tensor) and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
     if not pairs:
         return None
     if any(not (isinstance(o, mt.Tensor) and o.requires_grad) for o, _ in pairs):
         return "an output does not require grad where PyTorch's does"
     rng = np.random.default_rng(seed)
-    ups = [rng.standard_normal(tuple(t.shape)) for _, t in pairs]
+    ups = [np.asarray(rng.standard_normal(tuple(t.shape)) + (1j * rng.standard_normal(tuple(t.shape))
+                                                             if t.dtype.is_complex else 0)) for _, t in pairs]
     mt.autograd.backward([o for o, _ in pairs], [mt.tensor(u.astype(o.dtype)) for u, (o, _) in zip(ups, pairs)])
     torch.autograd.backward([t for _, t in pairs], [torch.from_numpy(u).to(t.dtype) for u, (_, t) in zip(ups, pairs)])
     for i, (o, t) in enumerate(zip(_leaves(ours_in), _leaves(theirs_in))):
@@ -270,7 +277,8 @@ def _grad_check(op, fn, sample, ours_in, ours_out, theirs_in, theirs_out, seed) 
             continue
         if o.grad is None:
             return f"input {i}: no gradient, PyTorch has one"
-        why = _close(np.asarray(o.grad.array), t.grad.numpy(), "float64")
+        tg = torch.zeros_like(t.grad) if t.grad._is_zerotensor() else t.grad  # PyTorch's symbolic zeros (sgn of reals)
+        why = _close(np.asarray(o.grad.array), tg.resolve_conj().resolve_neg().numpy(), "float64")
         if why:
             return f"gradient of input {i}: {why}"
     return None
@@ -306,7 +314,7 @@ def run_sample(op, fn, sample, dtype_name, seed=0):
     why = compare_outputs(*gauge(op, ours, theirs), dtype_name, values=not random)
     if why:
         return "differ", why
-    if dtype_name == "float64" and op.supports_autograd and not random and op.name not in GAUGE_OPS:
+    if dtype_name in GRAD_DTYPES and op.supports_autograd and not random and op.name not in GAUGE_OPS:
         try:
             why = _grad_check(op, fn, sample, args_m, ours, args_t, theirs, seed)
         except _BARE as exc:
@@ -327,7 +335,7 @@ def samples(op, dtype_name, n=SAMPLES_PER_OP):
     dtype = getattr(torch, dtype_name)
     if dtype not in op.supported_dtypes("cpu"):
         return []
-    grad = dtype_name == "float64" and op.supports_autograd and op.name not in RANDOM_OPS
+    grad = dtype_name in GRAD_DTYPES and op.supports_autograd and op.name not in RANDOM_OPS
     out = []
     try:
         gen = op.sample_inputs("cpu", dtype, requires_grad=grad)

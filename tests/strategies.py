@@ -113,3 +113,11 @@ def shape_dim_seed(draw, min_dims=1):
     """A shape of 1-3 dims (sides 1-4), a valid dim, and a seed for NumPy-generated values and indices."""
     shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=3, min_side=1, max_side=4))
     return shape, draw(st.integers(-len(shape), len(shape) - 1)), draw(st.integers(0, 2**31 - 1))
+
+
+@st.composite
+def complex_arrays(draw, max_dims=3, max_side=4, magnitude=3.0):
+    """A complex128 array of a drawn shape, real and imaginary parts finite in ``[-magnitude, magnitude]``."""
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=1, max_side=max_side))
+    parts = [draw(arrays(shape, np.float64, -magnitude, magnitude)) for _ in range(2)]
+    return parts[0] + 1j * parts[1]

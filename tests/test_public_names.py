@@ -50,7 +50,8 @@ ROOT_NAMES = [
     "take_along_dim", "tan", "tanh", "tanhshrink", "tensor", "tensor_split", "tensordot", "threshold", "tile",
     "topk", "transpose", "tril", "tril_indices", "triplet_margin_loss", "triu", "triu_indices", "true_divide",
     "trunc", "uint8", "unbind", "unflatten", "unique", "unsqueeze", "var", "var_mean", "vdot", "view", "vsplit",
-    "vstack", "where", "xlogy", "zeros", "zeros_like"
+    "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "cdouble", "cfloat", "complex128", "complex64",  # the complex dtypes (ops/complex_parts.py)
 ]
 
 OPS_NAMES = [

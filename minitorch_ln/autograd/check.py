@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from .check_complex import realify
 from .check_precision import precision_report
 from .engine import grad as autograd_grad
 from .function import AccumulateGrad
@@ -110,6 +111,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             (unused with ``precision_aware``, which derives its tolerance).
         raise_exception: raise :class:`GradcheckError` on failure (else return False).
         fast_mode: check ``uᵀJv`` for random ``u``, ``v`` instead of the full Jacobian.
+            Complex inputs and outputs are checked through their real and imaginary parts, as PyTorch
+            does (``check_complex.py``; a complex input ``i`` is reported as two real inputs).
         precision_aware: for float32/float16 inputs: analytical Jacobian in that dtype, numerical in
             float64, tolerance from the dtype's machine epsilon, the inputs' magnitude and ``eps``
             (:func:`precision_report`). ``fn`` must accept float64 copies of the inputs.
@@ -128,7 +131,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             private copy shares its memory with another input computed from it (no correct way).
     """
     _check_tolerances(eps, atol, rtol)
-    inputs = _as_tuple(inputs)
+    fn, inputs = realify(fn, _as_tuple(inputs))  # complex inputs/outputs: their real and imaginary parts
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
         raise ValueError("gradcheck: no input requires grad; set requires_grad=True on the inputs to check")

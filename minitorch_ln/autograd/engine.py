@@ -275,6 +275,9 @@ def _make_grads(outputs, grad_outputs):
                     f"{tuple(out.shape)}: pass gradient= (a tensor of that shape), or reduce it first "
                     "(for example .sum())"
                 )
+            if out.dtype.kind == "c":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs, but the output "
+                                   f"has dtype {out.dtype}: reduce it to a real loss first (for example .abs())")
             xp = backend.get_array_module(out.array)
             g = Tensor._from_op(xp.ones(out.shape, dtype=out.dtype), requires_grad=False)
         else:
@@ -285,6 +288,8 @@ def _make_grads(outputs, grad_outputs):
                     f"Mismatch in shape: gradient has shape {tuple(g.shape)} but the output has shape "
                     f"{tuple(out.shape)}"
                 )
+            if g.dtype.kind == "c" and out.dtype.kind != "c":
+                raise RuntimeError(f"backward: a complex gradient ({g.dtype}) for a real output ({out.dtype})")
             if g.dtype != out.dtype:  # as PyTorch: the seed takes its output's dtype
                 g = g.to(out.dtype)
         result.append(g)

@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import backend
 from . import bfloat16 as _bf16
+from .output_meta import _device, _refuse_complex, _single_output_meta
 from .grad_mode import _state as _grad_state
 from .saved import only_constants, rebuild_output, resolve_saved
 
@@ -53,8 +54,6 @@ Tensor = None
 _tracer = None
 
 
-def _device(array):
-    return backend.CPU if type(array) is np.ndarray else backend.device_of(array)
 
 
 class Node:
@@ -242,7 +241,15 @@ def _set_history(tensor, node, output_nr) -> None:
 
 
 class Function:
-    """Base class of differentiable operations; see the module docstring for the contract."""
+    """Base class of differentiable operations; see the module docstring for the contract.
+
+    ``supports_complex``: an op whose forward and backward are right for complex64/complex128 inputs
+    (the backward with PyTorch's conjugate Wirtinger convention, docs/complex.md) sets it to True; any
+    other op refuses a complex input with a DtypeError naming the op and the dtype, instead of a
+    silently real or wrong result.
+    """
+
+    supports_complex = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):  # pragma: no cover - abstract
@@ -269,6 +276,8 @@ class Function:
                 raw.append(d)
                 if d.dtype is _BF16:
                     has_bf16 = True
+                elif d.dtype.kind == "c" and not cls.supports_complex:
+                    _refuse_complex(cls, d.dtype)
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
                 if a._requires_grad:
@@ -350,28 +359,6 @@ class Function:
         if _tracer is not None:
             _tracer(cls, ctx, args, kwargs, results if multiple else results[0])
         return results[0] if not multiple else results
-
-
-_CPU_META = {}  # (shape, dtype) -> the ((shape, dtype, CPU),) that nodes with such an output share
-
-
-def _single_output_meta(out):
-    """``outputs_meta`` of a node with the one output array ``out``.
-
-    A graph keeps one node per op alive until it is freed, and Python's cyclic garbage collector
-    walks every object it holds, so the meta tuple of a NumPy output is shared between nodes (a
-    chain of small ops spent more time in the collector than in the ops). Tuples are immutable, so
-    sharing them changes nothing else; the cache is dropped whenever it grows past 1024 entries.
-    """
-    if type(out) is not np.ndarray:
-        return ((out.shape, out.dtype, _device(out)),)
-    key = (out.shape, out.dtype)
-    meta = _CPU_META.get(key)
-    if meta is None:
-        if len(_CPU_META) >= 1024:
-            _CPU_META.clear()
-        meta = _CPU_META[key] = ((key[0], key[1], backend.CPU),)
-    return meta
 
 
 def _as_array(ctx, o):

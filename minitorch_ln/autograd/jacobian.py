@@ -30,7 +30,7 @@ def _as_tuple(x):
 
 def _outputs(fn, inputs):
     out = _as_tuple(fn(*inputs))
-    return tuple(o for o in out if isinstance(o, Tensor) and backend.is_floating(o.dtype))
+    return tuple(o for o in out if isinstance(o, Tensor) and (backend.is_floating(o.dtype) or o.dtype.kind == "c"))
 
 
 def _to_numpy(a):

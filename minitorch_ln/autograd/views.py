@@ -83,6 +83,11 @@ def check_view_inplace(view, what: str) -> None:
             f"a view of a leaf tensor that requires grad is being used in an in-place operation ({what}); "
             "wrap the update in `with no_grad():` or use an out-of-place op"
         )
+    if base._requires_grad and view.array.dtype != base.array.dtype:  # z.real, view_as_real(z), view_as_complex(x)
+        raise RuntimeError(
+            f"{what}: an in-place change through a view of another dtype ({view.array.dtype} of {base.array.dtype}) "
+            "of a tensor that requires grad is not supported; change the base, or clone() the view first"
+        )
     if view._view_no_grad and base._requires_grad:
         raise RuntimeError(
             f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "

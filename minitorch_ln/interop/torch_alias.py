@@ -101,6 +101,7 @@ NAMESPACES = {
     "torch.utils.data.dataset": (("minitorch_ln.utils.data.dataset",), dict),
     "torch.autograd": (("minitorch_ln.autograd",), dict),
     "torch.linalg": (("minitorch_ln.linalg",), dict),
+    "torch.fft": (("minitorch_ln.fft",), dict),
     "torch.special": (("minitorch_ln.special",), dict),
     "torch.cuda": (("minitorch_ln.cuda",), dict),
     "torch.cuda.amp": ((), lambda: {"autocast": amp.CudaAutocast, "GradScaler": amp.CudaGradScaler}),

@@ -13,7 +13,7 @@ from . import (  # the op modules, each with its ``__all__``
     linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
-    special_fns, counting, reduction_nan, strided_views, out_variants, aliases,
+    special_fns, counting, reduction_nan, strided_views, out_variants, aliases, complex_parts, complex_math,
 )
 
 _OP_MODULES = (
@@ -22,7 +22,7 @@ _OP_MODULES = (
     linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
-    special_fns, counting, reduction_nan, strided_views, aliases,
+    special_fns, counting, reduction_nan, strided_views, aliases, complex_parts, complex_math,
 )
 
 __all__ = []

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.function import _anomaly
-from ..errors import OptionError, ShapeError
+from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
 from .conversion import cast
 
@@ -224,6 +224,16 @@ def normalize_dim(dim, ndim: int, op: str) -> int:
     return axes[0] if ndim > 0 else 0
 
 
+def refuse_complex(op: str, *operands) -> None:
+    """PyTorch's refusal of an ordering op (``<``, ``max``, ``sort``, ``clamp``, ...) on complex numbers, which
+    have no order: a DtypeError (a RuntimeError) naming the op and the dtype, never NumPy's lexicographic order."""
+    for x in operands:
+        if isinstance(x, Tensor) and x.dtype.kind == "c" or isinstance(x, complex):
+            dt = x.dtype if isinstance(x, Tensor) else "complex"
+            raise DtypeError(f"{op}: not supported for complex tensors (got {dt}): complex numbers have no order; "
+                             "compare their .abs() or .real instead")
+
+
 def require_float(x: Tensor, op: str) -> None:
     if not hasattr(x, "dtype"):  # a string, a list: PyTorch's TypeError, not an AttributeError from below
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
@@ -231,15 +241,18 @@ def require_float(x: Tensor, op: str) -> None:
         raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 
 
-def float_input(x: Tensor, op: str) -> Tensor:
+def float_input(x: Tensor, op: str, complex_ok: bool = False) -> Tensor:
     """``x`` for float-only math: an integer or bool tensor as the default float dtype (``sqrt(tensor([4]))``
-    is float32 ``[2.]``, as PyTorch); any other non-float dtype raises TypeError, as :func:`require_float`."""
+    is float32 ``[2.]``, as PyTorch); a complex one as it is when ``complex_ok``; any other non-float dtype
+    raises TypeError, as :func:`require_float`."""
     if isinstance(x, Tensor):
         kind = x.array.dtype.kind
         if kind == "f":  # the common case, what require_float accepts
             return x
         if kind in "biu":
             return cast(x, backend.default_float_dtype())
+        if complex_ok and kind == "c":
+            return x
     require_float(x, op)
     return x
 

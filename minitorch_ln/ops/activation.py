@@ -40,6 +40,7 @@ from ._util import float_input, require_float
 from .fused_backward import SigmoidBackward, TanhBackward, sigmoid_array
 from .autocast_policies import autocast
 from .elementwise import erf, exp
+from .complex_parts import cj
 from .conversion import cast
 
 
@@ -102,6 +103,8 @@ class Tanh(Function):
     down to the smallest floats (PyTorch uses ``1 - y²``: 0 there). ``x`` is saved, not ``y``.
     """
 
+    supports_complex = True  # complex: dz = dy·conj(1 - tanh² z), PyTorch's formula (σ is real-only here)
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -110,20 +113,29 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
+        if x.dtype.kind == "c":
+            y = tanh(x)
+            return dy * cj(1.0 - y * y)
         return TanhBackward.apply(dy, x)  # dy * (4.0 * (x * 2.0).sigmoid() * (-(x * 2.0)).sigmoid()), one node
 
 
 def tanh(x: Tensor) -> Tensor:
     """``tanh x``; ``dx = dy·sech² x``, as ``4σ(2x)σ(-2x)`` (accurate where ``1 - y²`` cancels to 0).
     Same shape and dtype as ``x`` (an integer or bool ``x`` gives the default float dtype)."""
-    x = float_input(x, "tanh")
+    x = float_input(x, "tanh", complex_ok=True)
     return Tanh.apply(x)
 
 
 class Sigmoid(Function):
+    supports_complex = True  # complex: 1/(1 + e^(-z)) and dz = dy·conj(σ(z)σ(-z)), as PyTorch
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        if x.dtype.kind == "c":
+            xp = get_array_module(x)
+            with np.errstate(all="ignore"):
+                return (1.0 / (1.0 + xp.exp(-x))).astype(x.dtype, copy=False)
         return sigmoid_array(x)  # 1/(1+exp(-x)) overflows exp for very negative x; this form never does
 
     @staticmethod
@@ -131,6 +143,8 @@ class Sigmoid(Function):
         # σ'(x) = σ(x)(1 - σ(x)) = σ(x)σ(-x): 1 - σ(x) cancels to 0 for x > 17 in float32
         # (σ'(20) = 2.1e-9); σ(-x) keeps full precision. x is saved, not y.
         (x,) = ctx.saved_tensors
+        if x.dtype.kind == "c":
+            return dy * cj(x.sigmoid() * (-x).sigmoid())
         return SigmoidBackward.apply(dy, x)  # dy * x.sigmoid() * (-x).sigmoid(), one node
 
 
@@ -138,7 +152,7 @@ def sigmoid(x: Tensor) -> Tensor:
     """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·σ(x)σ(-x)``
     (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``
     (an integer or bool ``x`` gives the default float dtype)."""
-    x = float_input(x, "sigmoid")
+    x = float_input(x, "sigmoid", complex_ok=True)
     return Sigmoid.apply(x)
 
 

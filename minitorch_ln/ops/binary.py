@@ -55,7 +55,7 @@ def _operands(a, b, op: str, kinds: str = "biuf", to_float: bool = False):
     if to_float and a.dtype.kind in "biu":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
     if a.dtype.kind not in kinds and not ("f" in kinds and backend.is_floating(a.dtype)):  # bfloat16: kind 'V'
-        names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point"}
+        names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point", "c": "complex"}
         want = " or ".join(sorted({names[k] for k in kinds}))
         raise TypeError(f"{op}: expected {want} tensors, got {a.dtype}")
     return a, b
@@ -188,14 +188,14 @@ def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equa
     for name, v in (("rtol", rtol), ("atol", atol)):
         if v < 0:
             raise OptionError(f"isclose: {name} must be greater than or equal to zero, but got {v}")
-    a, b = _operands(input, other, "isclose")
+    a, b = _operands(input, other, "isclose", kinds="biufc")
     xp, a, b = get_array_module(a.array), a.array, b.array
     with np.errstate(all="ignore"):
         close = a == b
-        if equal_nan and backend.is_floating(a.dtype):
+        if equal_nan and (backend.is_floating(a.dtype) or a.dtype.kind == "c"):
             close = close | (xp.isnan(a) & xp.isnan(b))
         if rtol != 0 or atol != 0:
-            fa, fb = (a, b) if backend.is_floating(a.dtype) else (a.astype(np.float64), b.astype(np.float64))
+            fa, fb = (a, b) if backend.is_floating(a.dtype) or a.dtype.kind == "c" else (a.astype(np.float64), b.astype(np.float64))
             actual = xp.abs(fa - fb)
             close = close | (xp.isfinite(actual) & (actual <= atol + xp.abs(rtol * fb)))
     return Tensor._from_op(xp.asarray(close))

@@ -14,7 +14,13 @@ import numpy as np
 from ..autograd import function as _function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import broadcast_shape, keepdims_alias, normalize_dims, promote
+from ._util import (
+    broadcast_shape,
+    keepdims_alias,
+    normalize_dims,
+    promote,
+    refuse_complex,
+)
 from .conversion import cast
 
 __all__ = ["eq", "ge", "gt", "isfinite", "isnan", "le", "logical_and", "logical_not", "logical_or", "lt", "ne"]
@@ -30,6 +36,8 @@ def _widen(t, n):
 
 
 def _compare(a, b, fn, name) -> Tensor:
+    if name not in ("eq", "ne"):
+        refuse_complex(name, a, b)
     a, b = _widen(a, b), _widen(b, a)
     a, b = promote(a, b, name)
     broadcast_shape(a.shape, b.shape, name)

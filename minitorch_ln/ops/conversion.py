@@ -12,27 +12,35 @@ __all__ = ["clone"]
 
 
 class Cast(Function):
+    """A dtype conversion. Complex to real keeps the real part (as PyTorch, which warns); so the gradient
+    of a real input promoted to complex is the real part of the complex gradient (PyTorch's
+    ``handle_r_to_c``), and that of a complex input cast to real is the real gradient as complex."""
+
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.in_dtype = x.dtype
-        return x.astype(dtype)
+        return (x.real if x.dtype.kind == "c" and dtype.kind != "c" else x).astype(dtype)
 
     @staticmethod
     def backward(ctx, dy):
-        return (cast(dy, ctx.in_dtype) if backend.is_floating(ctx.in_dtype) else None), None
+        return (cast(dy, ctx.in_dtype) if backend.is_floating(ctx.in_dtype) or ctx.in_dtype.kind == "c" else None), None
 
 
 def cast(x: Tensor, dtype) -> Tensor:
-    """``x`` converted to ``dtype`` (differentiable between float dtypes)."""
+    """``x`` converted to ``dtype`` (differentiable between float and complex dtypes)."""
     dtype = backend.as_dtype(dtype)
     if x.dtype == dtype:
         return x
-    if not backend.is_floating(dtype):  # integer and bool results carry no gradient (as PyTorch)
-        return Tensor._from_op(x.array.astype(dtype))
+    if not backend.is_floating(dtype) and dtype.kind != "c":  # integer and bool results carry no gradient (as PyTorch)
+        return Tensor._from_op((x.array.real if x.dtype.kind == "c" else x.array).astype(dtype))
     return Cast.apply(x, dtype)
 
 
 class ToDevice(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, dev):
         ctx.in_device = backend.device_of(x)
@@ -49,6 +57,8 @@ def to_device(x: Tensor, dev) -> Tensor:
 
 
 class Clone(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x):
         return x.copy()

@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from .. import backend, random_torch
+from ..errors import DtypeError
 from ..tensor import Tensor
 from .generator import rng_for
 
@@ -67,6 +68,12 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, numbers.Integral):
         dtype = np.int64
+    elif isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real):
+        if dtype is None:  # a complex fill: the default complex dtype (as PyTorch)
+            dtype = backend.default_complex_dtype()
+        elif backend.as_dtype(dtype).kind != "c" and fill_value.imag != 0:
+            raise DtypeError(f"full: value {fill_value!r} cannot be converted to {backend.as_dtype(dtype)} without "
+                             "losing its imaginary part")
     return _make(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
 
 
@@ -102,6 +109,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     """Uniform on [0, 1), drawn from ``generator`` or the device's seeded generator; float32 by default."""
     dev = backend.device(device)
     rng = rng_for(generator, dev)
+    _refuse_complex_draw(dtype, "rand")
     return _make(lambda xp, s, d: random_torch.uniform(rng, s, d), size, dtype, dev, requires_grad)
 
 
@@ -109,7 +117,14 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     """Standard normal, drawn from ``generator`` or the device's seeded generator; float32 by default."""
     dev = backend.device(device)
     rng = rng_for(generator, dev)
+    _refuse_complex_draw(dtype, "randn")
     return _make(lambda xp, s, d: random_torch.normal(rng, s, d), size, dtype, dev, requires_grad)
+
+
+def _refuse_complex_draw(dtype, op: str) -> None:
+    if dtype is not None and backend.as_dtype(dtype).kind == "c":  # never a complex tensor with zero imaginary parts
+        raise DtypeError(f"{op}: complex dtypes are not supported for random draws (got {backend.as_dtype(dtype)}); "
+                         "draw the real and imaginary parts as float tensors and combine them with complex()")
 
 
 def _check_int_range(low, high, dt) -> None:

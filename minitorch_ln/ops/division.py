@@ -71,7 +71,7 @@ def div_rounding(input, other, rounding_mode=None) -> Tensor:  # noqa: A002
 
 def true_divide(input, other) -> Tensor:  # noqa: A002
     """``input / other`` with integer operands as float32 (the alias PyTorch keeps for ``div``)."""
-    a, b = _operands(input, other, "true_divide", to_float=True)
+    a, b = _operands(input, other, "true_divide", kinds="biufc", to_float=True)
     return a / b
 
 

@@ -26,6 +26,7 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import promote
 from .autocast_policies import autocast
+from .complex_parts import cj
 from .shape import reshape
 
 __all__ = ["einsum"]
@@ -35,6 +36,8 @@ _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order: A
 
 class Einsum(Function):
     """``xp.einsum`` on operands whose subscripts are explicit (no ellipsis) and sizes consistent."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, *arrays, inputs, output):
@@ -59,7 +62,7 @@ def _operand_grad(dout, out_sub, subs, operands, k):
     seen = set(out_sub).union(*[set(s) for s, _ in others])
     letters = [c for i, c in enumerate(sub) if sub.index(c) == i]  # first occurrences, in order
     kept = [c for c in letters if c in seen]
-    g = Einsum.apply(dout, *[t for _, t in others], inputs=(out_sub, *[s for s, _ in others]), output="".join(kept))
+    g = Einsum.apply(dout, *[cj(t) for _, t in others], inputs=(out_sub, *[s for s, _ in others]), output="".join(kept))
     # g has one dim per kept letter; put it at that letter's first position, size 1 elsewhere
     shape = tuple(x.shape[i] if (sub.index(c) == i and c in seen) else 1 for i, c in enumerate(sub))
     if g.shape != shape:

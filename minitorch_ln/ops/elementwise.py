@@ -22,18 +22,12 @@ from ..tensor import Tensor
 from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote
 from ._util import refuse_bool_sub
 from .autocast_policies import autocast
+from .complex_parts import cj
 from .conversion import cast
 from .fused_backward import PowScalarBackward
 from .shape import broadcast_to, unbroadcast
 
 __all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
-
-
-def _tensor(x, ref: Tensor | None = None) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    xp = get_array_module(ref.array) if ref is not None else np
-    return Tensor._from_op(xp.asarray(x))
 
 
 # ==================================================================================================
@@ -109,8 +103,8 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, dy):
         a, b = ctx.saved_tensors
-        da = unbroadcast(dy * b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
-        db = unbroadcast(dy * a, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        da = unbroadcast(dy * cj(b), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dy * cj(a), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -139,10 +133,10 @@ class Div(Function):
     @staticmethod
     def backward(ctx, dy):
         a, b = ctx.saved_tensors
-        da = unbroadcast(dy / b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        da = unbroadcast(dy / cj(b), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         # d(a/b)/db = -a/b², as (dy/b)·(a/b): never forms b·b, which overflows (b = 1e20) or
         # underflows to 0 (b = 1e-30) in float32 where the gradient itself is finite
-        db = unbroadcast(-(dy / b) * (a / b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        db = unbroadcast(-(dy / cj(b)) * cj(a / b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -155,7 +149,7 @@ def div(a, b) -> Tensor:
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Div.apply(*fast)
     a, b = promote(a, b, "div")
-    if not backend.is_floating(a.dtype):
+    if not backend.is_floating(a.dtype) and a.dtype.kind != "c":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
     broadcast_shape(a.shape, b.shape, "div")
     return Div.apply(a, b)
@@ -192,7 +186,7 @@ class PowScalar(Function):
         p = ctx.p
         if p == 0:
             return dy * 0.0, None
-        return (PowScalarBackward.apply(dy, x, p) if x.dtype.kind == "f" else dy * p * pow(x, p - 1)) if p != 1 else dy, None
+        return (PowScalarBackward.apply(dy, x, p) if x.dtype.kind == "f" else dy * p * cj(pow(x, p - 1))) if p != 1 else dy, None
 
 
 class Pow(Function):
@@ -223,10 +217,10 @@ class Pow(Function):
         da = db = None
         if ctx.needs_input_grad[0]:
             b_safe = b.masked_fill(zero & (b == 0), 1.0)  # 0·0^(-1) → 0·0^0 = 0
-            da = unbroadcast(dy * b * pow(a, b_safe - 1), ctx.shapes[0])
+            da = unbroadcast(dy * cj(b * pow(a, b_safe - 1)), ctx.shapes[0])
         if ctx.needs_input_grad[1]:
-            a_safe = a.masked_fill(zero & (b >= 0), 1.0)  # 0^b·log 0 → 0^b·log 1 = 0
-            db = unbroadcast(dy * pow(a, b) * log(a_safe), ctx.shapes[1])
+            a_safe = a.masked_fill(zero & (b.real >= 0), 1.0)  # 0^b·log 0 → 0^b·log 1 = 0
+            db = unbroadcast(dy * cj(pow(a, b) * log(a_safe)), ctx.shapes[1])
         return da, db
 
 
@@ -243,17 +237,20 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
         RuntimeError (OptionError): an integer base with a negative integer exponent.
         ShapeError: shapes that do not broadcast. TypeError: an operand that is not a Tensor or number.
     """
-    if isinstance(a, Tensor) and not isinstance(b, Tensor) and np.ndim(b) == 0 and not isinstance(b, np.ndarray):
+    if isinstance(a, Tensor) and not isinstance(b, Tensor) and np.ndim(b) == 0 and not isinstance(b, np.ndarray) \
+            and not np.iscomplexobj(b):  # a complex exponent: Pow, after promotion
         if not isinstance(b, (numbers.Real, np.number)):
             raise TypeError(f"pow: the exponent must be a number or a Tensor, got {type(b).__name__}")
         if isinstance(b, (bool, np.bool_)):  # x ** True is x, x ** False ones, in x's dtype (as PyTorch)
             return PowScalar.apply(a, int(b)) if a.dtype.kind != "b" else (a | (not b))
-        if not backend.is_floating(a.dtype) and backend.is_floating(np.asarray(b).dtype):  # int ** 2.0 -> float32
+        fc = backend.is_floating(a.dtype) or a.dtype.kind == "c"
+        if not fc and backend.is_floating(np.asarray(b).dtype):  # int ** 2.0 -> float32
             a = cast(a, backend.default_float_dtype())
         elif a.dtype.kind == "b":  # bool ** 2 -> int64 (as PyTorch)
             a = cast(a, np.int64)
-        check_int_exponent(a, int(b) if not backend.is_floating(a.dtype) else 0)
-        return PowScalar.apply(a, float(b) if backend.is_floating(a.dtype) else int(b))
+        fc = backend.is_floating(a.dtype) or a.dtype.kind == "c"
+        check_int_exponent(a, int(b) if not fc else 0)
+        return PowScalar.apply(a, float(b) if fc else int(b))
     a, b = promote(a, b, "pow")
     broadcast_shape(a.shape, b.shape, "pow")
     return Pow.apply(a, b)
@@ -267,7 +264,7 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(over="ignore", under="ignore"):  # exp(100) = inf in float32, as PyTorch
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # exp(100) = inf in float32, as PyTorch
             y = get_array_module(x).exp(x)
         ctx.save_for_backward(y)
         return y
@@ -275,13 +272,13 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return dy * y
+        return dy * cj(y)
 
 
 @autocast("exp")
 def exp(x: Tensor) -> Tensor:
     """``e^x``; ``dx = dy·e^x`` (the saved output). Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "exp")
+    x = float_input(x, "exp", complex_ok=True)
     return Exp.apply(x)
 
 
@@ -295,13 +292,13 @@ class Log(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy / x  # ±inf at x = 0 (the sign of dy), as PyTorch
+        return dy / cj(x)  # ±inf at x = 0 (the sign of dy), as PyTorch
 
 
 @autocast("log")
 def log(x: Tensor) -> Tensor:
     """Natural logarithm (``-inf`` at 0, NaN below); ``dx = dy / x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "log")
+    x = float_input(x, "log", complex_ok=True)
     return Log.apply(x)
 
 
@@ -316,13 +313,13 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return dy / (2.0 * y)  # +inf at x = 0 (the one-sided derivative, as PyTorch), NaN below
+        return dy / (2.0 * cj(y))  # +inf at x = 0 (the one-sided derivative, as PyTorch), NaN below
 
 
 def sqrt(x: Tensor) -> Tensor:
     """``√x`` (NaN below 0); ``dx = dy / (2√x)``, +inf at 0 (as PyTorch). Same shape and dtype as
     ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "sqrt")
+    x = float_input(x, "sqrt", complex_ok=True)
     return Sqrt.apply(x)
 
 
@@ -341,13 +338,13 @@ class Rsqrt(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return dy * (-0.5) * y * y * y
+        return dy * cj((-0.5) * y * y * y)
 
 
 @autocast("rsqrt")
 def rsqrt(x: Tensor) -> Tensor:
     """``1/√x``; ``dx = -dy·y³/2``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "rsqrt")
+    x = float_input(x, "rsqrt", complex_ok=True)
     return Rsqrt.apply(x)
 
 
@@ -355,8 +352,9 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)
-        ctx.sign = xp.sign(x)
-        return xp.abs(x)
+        with np.errstate(invalid="ignore"):  # complex inf/NaN: NaN phase, as PyTorch
+            ctx.sign = xp.sign(x) if x.dtype.kind != "c" else xp.where(x == 0, 0, x / xp.where(x == 0, 1, xp.abs(x)))
+        return xp.abs(x)  # complex: |z|, real, and dz = dy·z/|z| (dy·sgn(z), as PyTorch)
 
     @staticmethod
     def backward(ctx, dy):
@@ -389,6 +387,10 @@ def _erf(x):
     else:  # pragma: no cover - needs a GPU
         from cupyx.scipy.special import erf as erf_impl  # noqa: PLC0415
     return erf_impl(x).astype(x.dtype, copy=False)
+
+
+for _op in (Add, Sub, Mul, Div, Neg, PowScalar, Pow, Exp, Log, Sqrt, Rsqrt, Abs):  # conj'd backward (docs/complex.md)
+    _op.supports_complex = True
 
 
 def erf(x: Tensor) -> Tensor:

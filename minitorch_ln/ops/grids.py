@@ -62,6 +62,8 @@ def _diag_place(length: int, offset: int, xp):
 class DiagTake(Function):
     """``y[..., i] = x[.., i + max(-offset, 0), .., i + max(offset, 0), ..]``: a copy, the diagonal last."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
         ctx.in_shape, ctx.offset, ctx.dim1, ctx.dim2 = x.shape, offset, dim1, dim2
@@ -74,6 +76,8 @@ class DiagTake(Function):
 
 class DiagEmbed(Function):
     """Zeros of ``shape`` with ``v`` ``(*other dims, L)`` written on the ``offset``-th diagonal of ``(dim1, dim2)``."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, v, shape, offset, dim1, dim2):
@@ -275,6 +279,8 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 
 class Triangle(Function):
     """Keep the upper (``triu``) or lower (``tril``) triangle of the last two dims; the gradient is masked the same way."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, diagonal, upper):

@@ -80,6 +80,8 @@ def _result(out: Tensor, input: Tensor) -> Tensor:
 
 
 class IndexSelect(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, index, dim):
         ctx.in_shape, ctx.index, ctx.dim = x.shape, index, dim
@@ -91,6 +93,8 @@ class IndexSelect(Function):
 
 
 class IndexAdd(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, source, index, dim, alpha):
         ctx.index, ctx.dim, ctx.alpha = index, dim, alpha

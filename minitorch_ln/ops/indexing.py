@@ -160,6 +160,8 @@ def _ints_first(index: tuple):
 
 
 class GetItem(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, index, basic):
         ctx.in_shape, ctx.index, ctx.basic = x.shape, index, basic
@@ -174,6 +176,8 @@ class GetItem(Function):
 
 class IndexBackward(Function):
     """The adjoint of ``x[index]``: zeros of ``x``'s shape with ``dy`` scatter-added at ``index``."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, in_shape, index, basic):
@@ -224,6 +228,8 @@ def getitem(x: Tensor, index) -> Tensor:
 
 class SetItem(Function):
     """``y = x`` with ``y[index] = value``: ``dx = dy`` zeroed at ``index``, ``dvalue = dy[index]`` summed to its shape."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, value, index):
@@ -292,6 +298,8 @@ def setitem_(x: Tensor, index, value) -> Tensor:
 
 
 class Cat(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, *arrays, dim):
         ctx.sizes, ctx.dim = [a.shape[dim] for a in arrays], dim
@@ -362,6 +370,8 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 class Split(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, sizes, dim):
         ctx.dim = dim

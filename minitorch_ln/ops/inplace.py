@@ -77,6 +77,10 @@ class _InPlace:
                 f"{what}: the result has shape {tuple(result.shape)}, which does not fit the in-place "
                 f"target of shape {tuple(self.shape)}"
             )
+        if recording and result._requires_grad and self._base is not None and self.dtype != self._base.dtype:
+            raise RuntimeError(f"{what}: writing a value that requires grad through a view of another dtype "
+                               f"({self.dtype} of {self._base.dtype}, as z.real) is not supported; build the "
+                               "tensor out of place instead (complex(re, im))")  # before anything is written
         xp = backend.get_array_module(self.array)
         xp.copyto(self.array, result.array, casting="unsafe")
         self._bump_version()

@@ -12,6 +12,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import ShapeError
 from ..tensor import Tensor
+from .complex_parts import conj
 from .linalg_decomp import svdvals
 from .linalg_norms import linalg_matrix_norm, linalg_vector_norm
 from .linalg_ops import check_matrix, inv, solve
@@ -112,8 +113,8 @@ def multi_dot(tensors) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """``Σ x·y`` over ``dim`` after broadcasting (real tensors: no conjugation needed). Raises ShapeError when
-    the shapes do not broadcast."""
+    """``Σ conj(x)·y`` over ``dim`` after broadcasting (``conj`` is a no-op on real tensors). Raises ShapeError
+    when the shapes do not broadcast."""
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError("linalg.vecdot(): expected x and y to be Tensors")
     try:
@@ -123,7 +124,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     if not shape:
         raise ShapeError(f"linalg.vecdot: x and y must broadcast to a shape of at least 1 dim, "
                          f"got shapes {tuple(x.shape)} and {tuple(y.shape)}")
-    return (x * y).sum(dim)
+    return (conj(x) * y).sum(dim)
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:

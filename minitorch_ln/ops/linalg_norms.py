@@ -96,9 +96,13 @@ class VectorNorm(Function):
         return where(nonzero, sign * ratio ** (p - 1) * dy, 0.0), None, None, None
 
 
-def _float_input(x, dtype, op):
+def _float_input(x, dtype, op, complex_abs=False):
+    """``x`` as a float tensor; with ``complex_abs`` a complex one becomes ``|x|`` (a vector norm of ``z`` is
+    that of ``|z|``, as PyTorch's; its gradient ``dy·z/|z|`` comes from ``abs``)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a Tensor as input, got {type(x).__name__}")
+    if complex_abs and x.dtype.kind == "c":
+        x = x.abs()
     if dtype is not None:
         dtype = backend.as_dtype(dtype)
         if not backend.is_floating(dtype):
@@ -124,7 +128,7 @@ def linalg_vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dty
         RuntimeError: a negative or infinite ``ord`` over an empty dimension.
         IndexError: ``dim`` out of range. ValueError: a dim named twice.
     """
-    x = _float_input(x, dtype, "linalg.vector_norm")
+    x = _float_input(x, dtype, "linalg.vector_norm", complex_abs=True)
     if not isinstance(ord, numbers.Real) or isinstance(ord, bool):
         raise TypeError(f"linalg.vector_norm: ord must be a number (int, float, inf), got {ord!r}")
     axes = normalize_dims(dim, x.ndim, "linalg.vector_norm")

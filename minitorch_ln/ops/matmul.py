@@ -17,6 +17,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import promote
 from .autocast_policies import autocast
+from .complex_parts import cj
 from .shape import unbroadcast
 from .shape import reshape, transpose, unsqueeze, squeeze
 
@@ -26,6 +27,8 @@ __all__ = ["linear", "matmul"]
 class MatMul(Function):
     """``a @ b`` for operands with at least 2 dimensions."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -34,8 +37,8 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, dc):
         a, b = ctx.saved_tensors
-        da = unbroadcast(matmul(dc, transpose(b, -1, -2)), a.shape) if ctx.needs_input_grad[0] else None
-        db = unbroadcast(matmul(transpose(a, -1, -2), dc), b.shape) if ctx.needs_input_grad[1] else None
+        da = unbroadcast(matmul(dc, transpose(cj(b), -1, -2)), a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(matmul(transpose(cj(a), -1, -2), dc), b.shape) if ctx.needs_input_grad[1] else None
         return da, db
 
 

@@ -9,6 +9,8 @@ and ``inplace.py`` (``_InPlace``); everything else is the op function itself or 
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import Tensor
 from ..autograd.post_accumulate import register_post_accumulate_grad_hook
 from .activation_piecewise import prelu
@@ -17,6 +19,8 @@ from .binary import (
     allclose, atan2, copysign, equal, float_power, fmax, fmin, heaviside, hypot, isclose, lerp, logaddexp,
     logaddexp2, xlogy
 )
+from .complex_math import angle
+from .complex_parts import conj, conj_physical, imag, is_complex, is_conj, is_neg, real, resolve_conj, resolve_neg
 from .bitwise import (
     bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, logical_xor
 )
@@ -59,6 +63,8 @@ from .view_ops import (
 )
 
 __all__ = ["METHODS", "setup_tensor"]
+
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 # name on Tensor: what it runs, grouped by the ops module that defines it
 METHODS = {
@@ -182,6 +188,11 @@ METHODS = {
         self, num_samples, replacement, generator=generator),
     "bernoulli_": bernoulli_, "exponential_": exponential_, "random_": random_, "cauchy_": cauchy_,
     "log_normal_": log_normal_, "geometric_": geometric_,
+    # complex_parts.py, complex_math.py (the parts are views, as PyTorch's; ``z.real = x`` writes them)
+    "real": property(real, lambda self, v: real(self).copy_(v)), "imag": property(imag, lambda self, v: imag(self).copy_(v)),
+    "conj": conj, "conj_physical": conj_physical, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
+    "is_conj": is_conj, "is_neg": is_neg, "is_complex": is_complex, "angle": angle,
+    "cfloat": lambda self: self.to(complex64), "cdouble": lambda self: self.to(complex128),
     # inplace.py: in-place methods (add_, mul_, copy_, zero_, ...), written out in inplace.py
     "_check_inplace": _InPlace._check_inplace, "_inplace": _InPlace._inplace, "_overwrite": _InPlace._overwrite,
     "add_": _InPlace.add_, "sub_": _InPlace.sub_, "mul_": _InPlace.mul_, "div_": _InPlace.div_,

@@ -17,6 +17,7 @@ from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim
 from .autocast_policies import autocast
+from .complex_parts import conj
 from .einsum import _LETTERS, einsum
 from .selection import where
 from .shape import reshape
@@ -108,8 +109,8 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
 
 @autocast("vdot")
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """``Σ conj(input) · other`` for 1-D tensors; minitorch_ln has no complex dtypes, so this is :func:`dot`."""
-    return dot(input, other)
+    """``Σ conj(input) · other`` for 1-D tensors (for real ones :func:`dot`)."""
+    return dot(conj(input) if isinstance(input, Tensor) else input, other)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:

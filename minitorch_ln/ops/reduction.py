@@ -19,7 +19,13 @@ from .. import backend
 from ..backend import as_dtype, get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError
 from ..tensor import Tensor
-from ._util import keepdims_alias, normalize_dim, normalize_dims, require_float
+from ._util import (
+    keepdims_alias,
+    normalize_dim,
+    normalize_dims,
+    refuse_complex,
+    require_float,
+)
 from .autocast_policies import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
@@ -55,6 +61,8 @@ def _count(shape, axes) -> int:
 
 
 class Sum(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.in_shape, ctx.axes = x.shape, axes
@@ -82,7 +90,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     axes = normalize_dims(dim, x.ndim, "sum")
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
-        if not backend.is_floating(x.dtype):
+        if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
             return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim, dtype=x.dtype))
     if x.dtype.kind in "bui":
         return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim).astype("int64"))
@@ -104,7 +112,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
         if not backend.is_floating(dt):
             raise DtypeError(f"mean: could not infer output dtype: dtype= must be a floating point dtype, got {dt}")
         x = cast(x, dt)
-    if not backend.is_floating(x.dtype):
+    if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         raise DtypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; pass dtype=float32 or "
                          "convert with .float() first")
     axes = normalize_dims(dim, x.ndim, "mean")
@@ -150,6 +158,7 @@ def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
     axes = normalize_dims(dim, x.ndim, "amax")
     _check_nonempty(x, axes, "amax")
+    refuse_complex("amax", x)
     if not backend.is_floating(x.dtype):
         return Tensor._from_op(x.array.max(axis=axes, keepdims=keepdim))
     return AMax.apply(x, axes, keepdim)
@@ -162,6 +171,7 @@ def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     Raises IndexError for a dim out of range or an empty dimension.
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "amin")
+    refuse_complex("amin", x)
     if not backend.is_floating(x.dtype):
         axes = normalize_dims(dim, x.ndim, "amin")
         _check_nonempty(x, axes, "amin")
@@ -197,6 +207,7 @@ def _select(x: Tensor, idx, axis: int, keepdim: bool) -> Tensor:
 def _max_min(x, dim, keepdim, largest, op):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    refuse_complex(op, x)
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
         return maximum(x, dim) if largest else minimum(x, dim)
     if dim is None:
@@ -239,6 +250,7 @@ def min(x: Tensor, dim=None, keepdim: bool = False, *, axis=None):  # noqa: A001
 
 
 def _arg(x, dim, keepdim, largest, op):
+    refuse_complex(op, x)
     xp = get_array_module(x.array)
     fn = xp.argmax if largest else xp.argmin
     if dim is None:
@@ -322,6 +334,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if axis is not None:  # axis= for dim= (dim's default -1 cannot tell "both given" from "axis only")
         dim = _dim_alias(None if dim == -1 else dim, axis, "topk")
     axis = normalize_dim(dim, x.ndim, "topk")
+    refuse_complex("topk", x)
     n = x.shape[axis] if x.ndim else 1
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
         raise ValueError(f"topk: k={k!r} is out of range for dimension {axis} of size {n}")

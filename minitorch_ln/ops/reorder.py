@@ -71,6 +71,8 @@ def _seq_args(sizes, op: str, name: str) -> tuple:
 
 
 class Flip(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -124,6 +126,8 @@ def flipud(input: Tensor) -> Tensor:
 
 
 class Roll(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -208,6 +212,8 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 class Repeat(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, sizes):
         padded = (1,) * (len(sizes) - x.ndim) + x.shape  # x read with leading 1s, as PyTorch
@@ -267,6 +273,8 @@ def tile(input: Tensor, dims) -> Tensor:
 class TakeAlong(Function):
     """``y = x.take(index, axis=dim)`` for a 1-D ``index``; its gradient sums per source entry."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, index, dim, uniform):
         ctx.index, ctx.dim, ctx.n, ctx.uniform = index, dim, x.shape[dim], uniform
@@ -283,6 +291,8 @@ class SegmentSum(Function):
     ``uniform`` is ``r`` when every source entry is repeated ``r`` times in a row: then one reshape
     ``(.., n, r, ..)`` and one sum do it, with no scatter.
     """
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, index, n, dim, uniform):

@@ -19,6 +19,7 @@ from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
 from .autocast_policies import autocast
+from .complex_parts import cj
 from .conversion import cast
 from .indexing import cat
 
@@ -68,6 +69,8 @@ def _shift_arrays(x, axis: int, offset: int, fill):
 class Shift(Function):
     """``out[i] = x[i - offset]`` along ``axis`` (``fill`` where that is outside); the adjoint shifts back."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, axis, offset, fill):
         ctx.axis, ctx.offset = axis, offset
@@ -85,6 +88,8 @@ class LinearScan(Function):
     direction; reverse is the mirror image): ``G_i = g_i + a_{i+1} G_{i+1}`` is the same recurrence
     run backwards, then ``db = G`` and ``da_i = G_i · h_{i-1}``.
     """
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, axis, reverse):
@@ -110,8 +115,8 @@ class LinearScan(Function):
         a, h = ctx.saved_tensors
         axis, rev = ctx.axis, ctx.reverse
         step = 1 if rev else -1  # where h_i takes its carry from: i + 1 (reverse) or i - 1
-        G = LinearScan.apply(Shift.apply(a, axis, step, 0), dh, axis, not rev)  # G_i = g_i + a_{i∓1} G_{i∓1}
-        da = G * Shift.apply(h, axis, -step, 0) if ctx.needs_input_grad[0] else None  # G_i · h_{i-1}
+        G = LinearScan.apply(Shift.apply(cj(a), axis, step, 0), dh, axis, not rev)  # G_i = g_i + a*_{i∓1} G_{i∓1}
+        da = G * cj(Shift.apply(h, axis, -step, 0)) if ctx.needs_input_grad[0] else None  # G_i · h*_{i-1}
         db = G if ctx.needs_input_grad[1] else None
         return da, db, None, None
 
@@ -144,6 +149,7 @@ class CumSum(Function):
     """``y_i = Σ_{j<=i} x_j`` (or ``Σ_{j>=i}`` with ``reverse``); the gradient is the scan the other way."""
 
     torch_name = "Cumsum"  # PyTorch records CumsumBackward0
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, axis, reverse):
@@ -170,7 +176,7 @@ def cumsum(input: Tensor, dim: int, dtype=None) -> Tensor:
     x, axis = _scan_input(input, dim, dtype, "cumsum")
     if x.ndim == 0:
         return x * 1  # a copy: the scan of one element is itself
-    if not backend.is_floating(x.dtype):
+    if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         return Tensor._from_op(x.array.cumsum(axis, dtype=x.dtype))
     return CumSum.apply(x, axis, False)
 
@@ -182,6 +188,8 @@ class CumProd(Function):
     that is ``S_i = dy_i + x_{i+1} S_{i+1}``: a reverse :class:`LinearScan`. No division by ``x``,
     so zeros (one or several) give the exact gradient, and so does every higher derivative.
     """
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, axis):
@@ -196,8 +204,8 @@ class CumProd(Function):
         (x,) = ctx.saved_tensors
         axis = ctx.axis
         exclusive = Shift.apply(CumProd.apply(x, axis), axis, 1, 1)  # y_{i-1}, 1 at i = 0
-        s = LinearScan.apply(Shift.apply(x, axis, -1, 0), dy, axis, True)  # S_i = dy_i + x_{i+1} S_{i+1}
-        return exclusive * s, None
+        s = LinearScan.apply(Shift.apply(cj(x), axis, -1, 0), dy, axis, True)  # S_i = dy_i + x*_{i+1} S_{i+1}
+        return cj(exclusive) * s, None  # complex: conjugated coefficients (docs/complex.md)
 
 
 @autocast("cumprod")
@@ -211,7 +219,7 @@ def cumprod(input: Tensor, dim: int, dtype=None) -> Tensor:
     x, axis = _scan_input(input, dim, dtype, "cumprod")
     if x.ndim == 0:
         return x * 1  # a copy: the scan of one element is itself
-    if not backend.is_floating(x.dtype):
+    if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         return Tensor._from_op(x.array.cumprod(axis, dtype=x.dtype))
     return CumProd.apply(x, axis)
 
@@ -287,9 +295,9 @@ def _along(xp, idx, axis: int):
 def take_along(x: Tensor, idx, axis: int) -> Tensor:
     """``x`` at the int64 array ``idx`` along ``axis`` (``torch.gather``); differentiable (scatter-add)."""
     if x.ndim == 0:
-        return x * 1 if backend.is_floating(x.dtype) else Tensor._from_op(x.array.copy())
+        return x * 1 if backend.is_floating(x.dtype) or x.dtype.kind == "c" else Tensor._from_op(x.array.copy())
     xp = get_array_module(x.array)
-    if not backend.is_floating(x.dtype):
+    if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         return Tensor._from_op(xp.take_along_axis(x.array, idx, axis))
     return x[_along(xp, idx, axis)]
 

@@ -78,6 +78,8 @@ def _zeros(shape, like) -> Tensor:
 
 
 class Gather(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, index, dim):
         ctx.in_shape, ctx.index, ctx.dim = x.shape, index, dim
@@ -89,6 +91,8 @@ class Gather(Function):
 
 
 class ScatterAdd(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, src, index, dim):
         ctx.index, ctx.dim = index, dim

@@ -15,7 +15,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import broadcast_shape, promote
+from ._util import broadcast_shape, promote, refuse_complex
 from .shape import unbroadcast
 
 __all__ = ["clamp", "clamp_max", "clamp_min", "masked_fill", "maximum", "minimum", "where"]
@@ -47,6 +47,7 @@ def maximum(a, b) -> Tensor:
     (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
     when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
     """
+    refuse_complex("maximum", a, b)
     a, b = promote(a, b, "maximum")
     broadcast_shape(a.shape, b.shape, "maximum")
     return Maximum.apply(a, b, True)
@@ -55,6 +56,7 @@ def maximum(a, b) -> Tensor:
 def minimum(a, b) -> Tensor:
     """Elementwise min, arguments and tie rule as :func:`maximum` (not ``-maximum(-a, -b)``: an integer
     dtype's minimum has no negation, and unsigned ones wrap)."""
+    refuse_complex("minimum", a, b)
     a, b = promote(a, b, "minimum")
     broadcast_shape(a.shape, b.shape, "minimum")
     return Maximum.apply(a, b, False)
@@ -81,6 +83,7 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
 
     The result has PyTorch's result type of ``x`` and the bounds: ``tensor([1, 5]).clamp(max=2.5)`` is
     float32 ``[1.0, 2.5]``. Raises RuntimeError for an int bound outside an integer ``x``'s dtype."""
+    refuse_complex("clamp", x, min, max)
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     for bound in (min, max):  # the result type as PyTorch's: an integer tensor with a float bound is float
@@ -129,12 +132,15 @@ def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
 def _check_bound_args(input, bound, op: str, name: str) -> None:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    refuse_complex(op, input, bound)
     if bound is None or not isinstance(bound, (Tensor, numbers.Number)):
         raise TypeError(f"{op}(): argument '{name}' must be a number or a Tensor, "
                         f"not {type(bound).__name__}")
 
 
 class Where(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, cond, a, b):
         xp = get_array_module(a)

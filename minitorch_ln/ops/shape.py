@@ -41,6 +41,8 @@ def _shape_args(shape) -> tuple:
 
 
 class Reshape(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
@@ -127,6 +129,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 class BroadcastTo(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
@@ -186,6 +190,8 @@ def sum_to_array(a, shape):
 class SumTo(Function):
     """Sum a broadcast array back to ``shape``: the adjoint of ``broadcast_to``."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
@@ -222,6 +228,8 @@ def sum_to(x: Tensor, shape) -> Tensor:
 
 
 class Permute(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims

@@ -17,7 +17,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
-from ._util import normalize_dim
+from ._util import normalize_dim, refuse_complex
 from .autocast_policies import autocast
 from .selection import where
 from .scan import DtypeError, OptionError, _scan_arrays, axis_alias, take_along
@@ -35,6 +35,7 @@ ModeResult = namedtuple("mode", ["values", "indices"])
 def _check_tensor(x, op):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a Tensor as input, got {type(x).__name__}")
+    refuse_complex(op, x)
 
 
 def _argsort(x, axis: int, descending: bool = False):

@@ -53,7 +53,7 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         out = prod(reshape(x, (-1,)), 0)
         return reshape(out, (1,) * x.ndim) if keepdim else out
     axis = normalize_dim(dim, x.ndim, "prod")
-    if not backend.is_floating(x.dtype):
+    if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         return Tensor._from_op(get_array_module(x.array).prod(x.array, axis=axis if x.ndim else None, keepdims=keepdim))
     if x.ndim == 0:
         return x * 1
@@ -78,7 +78,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 
 def _moments(input, dim, unbiased, keepdim, correction, op, take_sqrt):
     _check_tensor(input, op)
-    if not backend.is_floating(input.dtype):
+    if not backend.is_floating(input.dtype) and input.dtype.kind != "c":
         raise DtypeError(f"{op}: only floating point dtypes are supported, got {input.dtype}")
     if isinstance(dim, bool):  # var_mean(x, True): PyTorch's (input, unbiased) overload
         if unbiased is not None:

@@ -39,6 +39,8 @@ def _windows_array(a, d, size, step):
 
 
 class Windows(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, d, size, step):
         ctx.shape, ctx.args = x.shape, (d, size, step)
@@ -51,6 +53,8 @@ class Windows(Function):
 
 class WindowsBackward(Function):
     """The adjoint of :class:`Windows`: each window of ``dy`` added back where it was read (overlaps sum)."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, shape, d, size, step):
@@ -108,6 +112,8 @@ def _strided_positions(size, stride, offset, xp):
 
 
 class AsStrided(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, size, stride, offset, overlaps):
         xp = get_array_module(x)
@@ -126,6 +132,8 @@ class AsStrided(Function):
 class AsStridedBackward(Function):
     """The adjoint of :class:`AsStrided` on a contiguous input (PyTorch's ``as_strided_backward``): each
     element of ``dy`` is added at its flat position in the input; positions read twice sum."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, shape, size, stride, offset, overlaps):

@@ -20,6 +20,8 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from .autocast_policies import autocast
+from .complex_math import complex_sgn
+from .complex_parts import cj
 from .conversion import cast
 
 __all__ = [
@@ -36,12 +38,12 @@ def _check_tensor(x, op: str) -> None:
         raise TypeError(f"{op}: expected a Tensor as input, got {type(x).__name__}")
 
 
-def _float_operand(x, op: str) -> Tensor:
+def _float_operand(x, op: str, complex_ok: bool = False) -> Tensor:
     """``x`` itself when floating point; integer and bool tensors as the default float dtype (as PyTorch)."""
     _check_tensor(x, op)
     if x.dtype.kind in "biu":
         return cast(x, backend.default_float_dtype())
-    if not backend.is_floating(x.dtype):
+    if not backend.is_floating(x.dtype) and not (complex_ok and x.dtype.kind == "c"):  # complex: only where the op says so
         raise TypeError(f"{op}: expected a real (bool, integer or floating point) tensor, got {x.dtype}")
     return x
 
@@ -171,7 +173,9 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
-    """``x / |x|`` extended by 0 at 0: for real tensors the same as :func:`sign`."""
+    """``x / |x|`` extended by 0 at 0: for real tensors the same as :func:`sign`; complex ones: complex_math.py."""
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return complex_sgn(input)
     return sign(input)
 
 
@@ -204,13 +208,13 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        return -(dy * y) * y  # d/dx 1/x = -1/x² = -y², as (dy·y)·y: y² alone overflows (y = 1e20) where dy·y² need not
+        return -(dy * cj(y)) * cj(y)  # d/dx 1/x = -1/x² = -y², as (dy·y)·y: y² alone overflows (y = 1e20) where dy·y² need not
 
 
 @autocast("reciprocal")
 def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
     """``1/x`` (±inf at ±0); integers and bool give float32 (as PyTorch). ``dx = -dy·y²``."""
-    return Reciprocal.apply(_float_operand(input, "reciprocal"))
+    return Reciprocal.apply(_float_operand(input, "reciprocal", complex_ok=True))
 
 
 class Square(Function):
@@ -222,7 +226,7 @@ class Square(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy * (2.0 * x)
+        return dy * cj(2.0 * x)
 
 
 def square(input: Tensor) -> Tensor:  # noqa: A002
@@ -230,8 +234,8 @@ def square(input: Tensor) -> Tensor:  # noqa: A002
     _check_tensor(input, "square")
     if input.dtype.kind == "b":
         input = cast(input, np.int64)
-    if (input.dtype.kind not in "iuf" and not backend.is_floating(input.dtype)):
-        raise TypeError(f"square: expected a real tensor, got {input.dtype}")
+    if input.dtype.kind not in "iufc" and not backend.is_floating(input.dtype):
+        raise TypeError(f"square: expected a number tensor, got {input.dtype}")
     return Square.apply(input)
 
 
@@ -245,8 +249,8 @@ class _OfInput(Function):
 
     @classmethod
     def backward(cls, ctx, dy):
-        (x,) = ctx.saved_tensors
-        return cls.grad(x, dy)
+        (x,) = ctx.saved_tensors  # complex (real Taylor coefficients): f'(conj z) = conj(f'(z)), docs/complex.md
+        return cls.grad(cj(x), dy)
 
 
 class _OfOutput(_OfInput):
@@ -291,30 +295,30 @@ class Expm1(_OfOutput):
 @autocast("log2")
 def log2(input: Tensor) -> Tensor:  # noqa: A002
     """``log₂ x`` (-inf at 0, NaN below); integers and bool give float32. ``dx = dy / (x ln 2)``."""
-    return Log2.apply(_float_operand(input, "log2"))
+    return Log2.apply(_float_operand(input, "log2", complex_ok=True))
 
 
 @autocast("log10")
 def log10(input: Tensor) -> Tensor:  # noqa: A002
     """``log₁₀ x`` (-inf at 0, NaN below); integers and bool give float32. ``dx = dy / (x ln 10)``."""
-    return Log10.apply(_float_operand(input, "log10"))
+    return Log10.apply(_float_operand(input, "log10", complex_ok=True))
 
 
 @autocast("log1p")
 def log1p(input: Tensor) -> Tensor:  # noqa: A002
     """``log(1 + x)``, accurate near 0 (-inf at -1, NaN below); ints give float32. ``dx = dy / (1 + x)``."""
-    return Log1p.apply(_float_operand(input, "log1p"))
+    return Log1p.apply(_float_operand(input, "log1p", complex_ok=True))
 
 
 def exp2(input: Tensor) -> Tensor:  # noqa: A002
     """``2^x``; integers and bool give float32. ``dx = dy·2^x·ln 2``."""
-    return Exp2.apply(_float_operand(input, "exp2"))
+    return Exp2.apply(_float_operand(input, "exp2", complex_ok=True))
 
 
 @autocast("expm1")
 def expm1(input: Tensor) -> Tensor:  # noqa: A002
     """``e^x - 1``, accurate near 0; integers and bool give float32. ``dx = dy·e^x``."""
-    return Expm1.apply(_float_operand(input, "expm1"))
+    return Expm1.apply(_float_operand(input, "expm1", complex_ok=True))
 
 
 # ==================================================================================================
@@ -357,8 +361,10 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
 def _predicate(x, op, float_fn, other_fn=None) -> Tensor:
     _check_tensor(x, op)
     xp, a = get_array_module(x.array), x.array
-    if backend.is_floating(a.dtype):
+    if backend.is_floating(a.dtype) or a.dtype.kind == "c" and op == "isinf":  # complex: either part infinite
         return Tensor._from_op(xp.asarray(float_fn(xp, a)))
+    if a.dtype.kind == "c":  # isposinf, isneginf, signbit: as PyTorch, no meaning for complex numbers
+        raise TypeError(f"{op}: does not support complex inputs (got {a.dtype})")
     if other_fn is not None:
         return Tensor._from_op(xp.asarray(other_fn(xp, a)))
     return Tensor._from_op(xp.zeros(a.shape, dtype=bool))  # integers and bool are never inf
@@ -381,6 +387,8 @@ def isneginf(input: Tensor) -> Tensor:  # noqa: A002
 
 def isreal(input: Tensor) -> Tensor:  # noqa: A002
     """True where ``x`` has no imaginary part: every entry of a real tensor, NaN included."""
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return Tensor._from_op(input.array.imag == 0)
     return _predicate(input, "isreal", lambda xp, a: xp.ones(a.shape, dtype=bool),
                       lambda xp, a: xp.ones(a.shape, dtype=bool))
 

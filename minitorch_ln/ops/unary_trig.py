@@ -12,12 +12,13 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import float_input
 from .autocast_policies import autocast
+from .complex_parts import cj
 
 __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erfc", "erfinv", "sin", "sinh", "tan"]
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
-from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc
+from .unary import Exp2, Expm1, Log1p, Log2, Log10, Reciprocal, Square, _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 
 # ==================================================================================================
@@ -26,6 +27,8 @@ from .unary import _float_operand, _OfInput, _OfOutput, _special, _ufunc
 
 
 class Sin(Function):
+    supports_complex = True  # holomorphic: dz = dy·conj(cos z)
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -34,16 +37,18 @@ class Sin(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return dy * cos(x)
+        return dy * cj(cos(x))
 
 
 def sin(x: Tensor) -> Tensor:
     """``sin x``; ``dx = dy·cos x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "sin")
+    x = float_input(x, "sin", complex_ok=True)
     return Sin.apply(x)
 
 
 class Cos(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -52,12 +57,12 @@ class Cos(Function):
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return -dy * sin(x)
+        return -dy * cj(sin(x))
 
 
 def cos(x: Tensor) -> Tensor:
     """``cos x``; ``dx = -dy·sin x``. Same shape and dtype as ``x``; integer/bool ``x``: the default float dtype."""
-    x = float_input(x, "cos")
+    x = float_input(x, "cos", complex_ok=True)
     return Cos.apply(x)
 
 
@@ -120,19 +125,19 @@ class Atanh(_OfInput):
 @autocast("tan")
 def tan(input: Tensor) -> Tensor:  # noqa: A002
     """``tan x``; integers and bool give float32. ``dx = dy·(1 + tan² x)``."""
-    return Tan.apply(_float_operand(input, "tan"))
+    return Tan.apply(_float_operand(input, "tan", complex_ok=True))
 
 
 @autocast("asin")
 def asin(input: Tensor) -> Tensor:  # noqa: A002
     """``arcsin x`` (NaN outside [-1, 1]); ints give float32. ``dx = dy / √((1 - x)(1 + x))``."""
-    return Asin.apply(_float_operand(input, "asin"))
+    return Asin.apply(_float_operand(input, "asin", complex_ok=True))
 
 
 @autocast("acos")
 def acos(input: Tensor) -> Tensor:  # noqa: A002
     """``arccos x`` (NaN outside [-1, 1]); ints give float32. ``dx = -dy / √((1 - x)(1 + x))``."""
-    return Acos.apply(_float_operand(input, "acos"))
+    return Acos.apply(_float_operand(input, "acos", complex_ok=True))
 
 
 def atan(input: Tensor) -> Tensor:  # noqa: A002
@@ -143,13 +148,13 @@ def atan(input: Tensor) -> Tensor:  # noqa: A002
 @autocast("sinh")
 def sinh(input: Tensor) -> Tensor:  # noqa: A002
     """``sinh x``; integers and bool give float32. ``dx = dy·cosh x``."""
-    return Sinh.apply(_float_operand(input, "sinh"))
+    return Sinh.apply(_float_operand(input, "sinh", complex_ok=True))
 
 
 @autocast("cosh")
 def cosh(input: Tensor) -> Tensor:  # noqa: A002
     """``cosh x``; integers and bool give float32. ``dx = dy·sinh x``."""
-    return Cosh.apply(_float_operand(input, "cosh"))
+    return Cosh.apply(_float_operand(input, "cosh", complex_ok=True))
 
 
 def asinh(input: Tensor) -> Tensor:  # noqa: A002
@@ -159,12 +164,12 @@ def asinh(input: Tensor) -> Tensor:  # noqa: A002
 
 def acosh(input: Tensor) -> Tensor:  # noqa: A002
     """``arcosh x`` (NaN below 1); ints give float32. ``dx = dy / (√(x - 1)·√(x + 1))``."""
-    return Acosh.apply(_float_operand(input, "acosh"))
+    return Acosh.apply(_float_operand(input, "acosh", complex_ok=True))
 
 
 def atanh(input: Tensor) -> Tensor:  # noqa: A002
     """``artanh x`` (±inf at ±1, NaN outside); ints give float32. ``dx = dy / ((1 - x)(1 + x))``."""
-    return Atanh.apply(_float_operand(input, "atanh"))
+    return Atanh.apply(_float_operand(input, "atanh", complex_ok=True))
 
 
 # ==================================================================================================
@@ -191,3 +196,9 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
 def erfinv(input: Tensor) -> Tensor:  # noqa: A002
     """Inverse of ``erf`` on (-1, 1) (±inf at ±1, NaN outside); ints give float32. ``dx = dy·√π/2·e^(y²)``."""
     return Erfinv.apply(_float_operand(input, "erfinv"))
+
+
+# Complex inputs: each of these is analytic with real Taylor coefficients, so _OfInput's backward passes
+# conj(z) to the derivative and gets dy·conj(f'(z)) (docs/complex.md); the others refuse complex by name.
+for _op in (Tan, Sinh, Cosh, Asin, Acos, Acosh, Atanh, Log2, Log10, Log1p, Exp2, Expm1, Reciprocal, Square):
+    _op.supports_complex = True

@@ -15,6 +15,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import bool_dim, keepdims_alias, normalize_dims, require_float
+from .complex_parts import imag, real
 from .reduction import _acc, _count, _dim_alias, _keepdim_shape, mean
 from .selection import where
 from .shape import reshape
@@ -89,6 +90,9 @@ def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "var")
     dim, unbiased = bool_dim(dim, unbiased, keepdim, correction, "var")
+    if isinstance(x, Tensor) and x.dtype.kind == "c":  # E|z - mean|² = var(Re z) + var(Im z), real (as PyTorch)
+        return var(real(x), dim, unbiased, keepdim, correction=correction) + var(imag(x), dim, unbiased, keepdim,
+                                                                                 correction=correction)
     require_float(x, "var")
     c = _correction(unbiased, correction, "var")
     axes = normalize_dims(dim, x.ndim, "var")
@@ -117,5 +121,6 @@ def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction
     """Standard deviation, ``sqrt(var(x, ...))`` with the same arguments; zero gradient where it is 0."""
     dim = dim if axis is None else _dim_alias(dim, axis, "std")
     dim, unbiased = bool_dim(dim, unbiased, keepdim, correction, "std")
-    require_float(x, "std")
+    if not (isinstance(x, Tensor) and x.dtype.kind == "c"):  # complex: sqrt(var), var as above
+        require_float(x, "std")
     return _SqrtOfVar.apply(var(x, dim, unbiased, keepdim, correction=correction))

@@ -57,6 +57,8 @@ def _diagonal_array(a, offset, d1, d2):
 
 
 class Diagonal(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, offset, d1, d2):
         ctx.shape, ctx.args = x.shape, (offset, d1, d2)
@@ -69,6 +71,8 @@ class Diagonal(Function):
 
 class DiagonalBackward(Function):
     """The adjoint of :class:`Diagonal`: ``dy`` written onto the diagonal of zeros of the input's shape."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, shape, offset, d1, d2):
