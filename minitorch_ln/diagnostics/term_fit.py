@@ -104,5 +104,5 @@ def fit_terms(actual, terms, tol=1e-6, hints=None) -> TermFit:
     b = np.concatenate(rows_a)                                             # (n,)
     coef, *_ = np.linalg.lstsq(A, b, rcond=None)
     resid = float(np.abs(A @ coef - b).max()) if b.size else 0.0
-    coef = np.where(np.abs(coef) < 1e-6, 0.0, coef)
+    coef = np.where(np.abs(coef) < max(1e-6, tol), 0.0, coef)  # 0 up to the answer's own rounding
     return TermFit({k: float(c) for k, c in zip(cols, coef)}, resid, tol, hints)
