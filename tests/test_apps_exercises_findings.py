@@ -63,6 +63,16 @@ def test_exit_in_the_function_is_reported_with_the_students_line(tmp_path, capsy
     assert "called exit()" in capsys.readouterr().out
 
 
+def test_exit_during_training_is_reported(tmp_path):
+    def exits_on_the_batch(dy, x, w, eps):
+        if x.shape[0] > 10:  # the training batch (64), not a graded case
+            raise SystemExit(3)
+        return ln_right(dy, x, w, eps)
+
+    r = check("layer_norm", exits_on_the_batch, train=True, steps=5, figure=tmp_path / "c.png")
+    assert r.exit_code == 1 and "layer_norm_backward called exit()" in r.train_summary
+
+
 def test_exit_at_import_is_one_clear_line(tmp_path, capsys):
     path = _write(tmp_path, "a.py", "exit()\n")
     assert main(["exercise", "check", "layer_norm", str(path)]) == 1
@@ -237,4 +247,5 @@ def test_a_call_that_cannot_bind_names_the_signature_not_the_grader():
 
 def test_array_likes_are_accepted_for_one_output_as_for_several():
     assert check("softmax", lambda dy, x: softmax_rows(dy, x).tolist()).ok  # 'returned 4 values' before
+    assert check("softmax", lambda dy, x: [softmax_rows(dy, x)]).ok  # a list of the one output, as before
     assert check("layer_norm", lambda *a: [o.tolist() for o in ln_right(*a)]).ok

@@ -139,8 +139,9 @@ def call_student(ex, fn, inputs) -> dict:
                            "return the gradients instead") from None
     except Exception as e:  # noqa: BLE001 - any error in the student's code is reported, not raised
         raise StudentError(f"{ex.function} raised {type(e).__name__}: {e} ({_where(e, fn, ex)})") from None
-    if len(ex.outputs) == 1 and not isinstance(result, tuple):  # one output: a list is an array-like, as np.asarray has it
-        result = (result,)
+    if len(ex.outputs) == 1 and not isinstance(result, tuple) and not (
+            isinstance(result, list) and len(result) == 1 and _shape(result) != np.shape(inputs[ex.wrt[0]])):
+        result = (result,)  # one output: a list is an array-like (rows), as np.asarray has it; [dx] is dx
     if not isinstance(result, (tuple, list)) or len(result) != len(ex.outputs):
         got = f"{len(result)} values" if isinstance(result, (tuple, list)) else type(result).__name__
         raise StudentError(f"{ex.function} returned {got}; expected {len(ex.outputs)}: ({', '.join(ex.outputs)})")
@@ -156,6 +157,13 @@ def call_student(ex, fn, inputs) -> dict:
             raise StudentError(f"{o} has dtype {r.dtype}; expected a floating point array", o)
         out[o] = r
     return out
+
+
+def _shape(a):
+    try:
+        return np.shape(a)
+    except ValueError:  # a ragged list
+        return None
 
 
 def _where(e, fn, ex) -> str:
