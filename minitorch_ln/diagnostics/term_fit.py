@@ -70,7 +70,8 @@ def fit_terms(actual, terms, tol=1e-6, hints=None) -> TermFit:
     Args:
         actual: an array, or a list of arrays (one per input case).
         terms: ``{label: array}`` or ``{label: [array per case]}``, each the shape of ``actual``.
-        tol: the relative residual under which the fit counts as exact.
+        tol: the relative residual under which the fit counts as exact (raise it to the answer's
+            precision, e.g. ``1e-5`` for float32); a coefficient under ``max(tol, 1e-6)`` counts as 0.
         hints: ``{rounded coefficient: explanation}`` for scale factors worth naming
             (``{8.0: "a sum where a mean over D = 8 belongs"}``).
 
