@@ -45,6 +45,10 @@ complex128 = cdouble = _np.dtype(_np.complex128)
 
 
 def __getattr__(name):
+    if name == "exercises":  # the graded exercises (apps layer), imported on first use: not at `import minitorch_ln`
+        import importlib
+
+        return importlib.import_module(".exercises", __name__)
     # A PyTorch name this package does not provide: say so, and where the list of what exists is.
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}: minitorch_ln does not provide it "
                          "(the PyTorch names it covers, and what differs: docs/torch_compat.md)")

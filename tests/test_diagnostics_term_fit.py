@@ -43,3 +43,14 @@ def test_bad_shapes_raise():
         fit_terms(np.ones(4), t)
     with pytest.raises(ValueError, match="term 'a' has 1 cases, actual has 2"):
         fit_terms([np.ones(6), np.ones(6)], t)
+
+
+def test_a_float32_answer_fits_at_its_own_precision():
+    # a - b computed in float32: the missing c comes out as a coefficient of float32 rounding's size,
+    # 0 at float32's tolerance (it read 'scaled by ~1e-6' when zero meant |c| < 1e-6 whatever the tol)
+    rng = np.random.default_rng(3)
+    t = {k: rng.standard_normal(50) for k in "abc"}
+    actual = (t["a"] - t["b"]).astype(np.float32) + np.float32(3e-6) * t["c"].astype(np.float32)
+    fit = fit_terms(actual, t, tol=1e-5)
+    assert fit.explained and fit.coefficients["c"] == 0.0
+    assert "is missing" in fit.describe() and "has the wrong sign" in fit.describe()

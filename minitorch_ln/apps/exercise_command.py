@@ -28,8 +28,11 @@ def _cmd_start(args) -> int:
 
 def _cmd_check(args) -> int:
     check_seed(args.seed)
+    if not args.train and (args.steps is not None or args.figure is not None):
+        raise ValueError(f"{'--steps' if args.steps is not None else '--figure'} applies to training: add --train")
     fn = load_function(args.name, args.file)
-    result = check(args.name, fn, train=args.train, steps=args.steps, figure=args.figure, seed=args.seed)
+    steps = 200 if args.steps is None else args.steps
+    result = check(args.name, fn, train=args.train, steps=steps, figure=args.figure, seed=args.seed)
     print(result)
     return result.exit_code
 
@@ -37,7 +40,7 @@ def _cmd_check(args) -> int:
 def _run(args) -> int:
     try:
         return {"list": _cmd_list, "start": _cmd_start, "check": _cmd_check}[args.action](args)
-    except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, SyntaxError) as exc:
+    except (ValueError, TypeError, OSError, ImportError, SyntaxError) as exc:  # OSError: no file, file exists, ...
         print(f"minitorch-ln exercise {args.action}: error: {exc}", file=sys.stderr)
         return 1
 
@@ -59,7 +62,7 @@ def register_exercise_command(subparsers) -> None:
     c.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     c.add_argument("file", metavar="FILE", help="the .py file with the function")
     c.add_argument("--train", action="store_true", help="also train a small model 200 steps with it")
-    c.add_argument("--steps", type=int, default=200, help="training steps with --train (default 200)")
+    c.add_argument("--steps", type=int, default=None, help="training steps with --train (default 200)")
     c.add_argument("--figure", default=None, metavar="PNG", help="where --train saves the loss curves "
                                                                  "(default NAME_train.png)")
     c.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")

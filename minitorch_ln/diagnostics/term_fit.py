@@ -70,7 +70,8 @@ def fit_terms(actual, terms, tol=1e-6, hints=None) -> TermFit:
     Args:
         actual: an array, or a list of arrays (one per input case).
         terms: ``{label: array}`` or ``{label: [array per case]}``, each the shape of ``actual``.
-        tol: the relative residual under which the fit counts as exact.
+        tol: the relative residual under which the fit counts as exact (raise it to the answer's
+            precision, e.g. ``1e-5`` for float32); a coefficient under ``max(tol, 1e-6)`` counts as 0.
         hints: ``{rounded coefficient: explanation}`` for scale factors worth naming
             (``{8.0: "a sum where a mean over D = 8 belongs"}``).
 
@@ -104,5 +105,5 @@ def fit_terms(actual, terms, tol=1e-6, hints=None) -> TermFit:
     b = np.concatenate(rows_a)                                             # (n,)
     coef, *_ = np.linalg.lstsq(A, b, rcond=None)
     resid = float(np.abs(A @ coef - b).max()) if b.size else 0.0
-    coef = np.where(np.abs(coef) < 1e-6, 0.0, coef)
+    coef = np.where(np.abs(coef) < max(1e-6, tol), 0.0, coef)  # 0 up to the answer's own rounding
     return TermFit({k: float(c) for k, c in zip(cols, coef)}, resid, tol, hints)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
+import traceback
 
 from . import (
     attention,
@@ -69,7 +71,9 @@ def skeleton(name) -> str:
             f"Grade it:      minitorch-ln exercise check {ex.name} {ex.function}.py\n"
             f"Train with it: minitorch-ln exercise check {ex.name} {ex.function}.py --train\n"
             f"The math:      {ex.derivation}\n"
-            f"From Python:   minitorch_ln.exercises.check({ex.name!r}, {ex.function})\n"
+            + ("               (docs/ is in minitorch_ln's source repository; a pip install has no docs/)\n"
+               if "docs/" in ex.derivation else "")
+            + f"From Python:   import minitorch_ln; minitorch_ln.exercises.check({ex.name!r}, {ex.function})\n"
             '"""\n\nimport numpy as np\n\n\n'
             f"def {ex.function}({', '.join(ex.args)}):\n"
             f'    """{doc.lstrip()}\n    """\n'
@@ -81,9 +85,12 @@ def start(name, dir=".", overwrite=False) -> pathlib.Path:
 
     Raises:
         ValueError: no such exercise. FileExistsError: the file exists (your work is never
-            overwritten unless ``overwrite=True``).
+            overwritten unless ``overwrite=True``). NotADirectoryError: ``dir`` is a file.
     """
     ex = get(name)
+    if pathlib.Path(dir).exists() and not pathlib.Path(dir).is_dir():
+        raise NotADirectoryError(f"--dir {dir} is a file, not a directory: name the folder to write "
+                                 f"{ex.function}.py into")
     path = pathlib.Path(dir) / f"{ex.function}.py"
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} already exists; not overwriting your work (delete it to start over)")
@@ -95,26 +102,51 @@ def start(name, dir=".", overwrite=False) -> pathlib.Path:
 def load_function(name, file):
     """Import ``file`` and return its function of the exercise's name (``layer_norm_backward``).
 
+    The file's folder is put first on ``sys.path`` (as ``python file.py`` does), so a helper module
+    next to it imports.
+
     Raises:
         FileNotFoundError: no such file. ValueError: the file defines no such function.
+        SyntaxError: the file does not parse. ImportError: importing it raised (or called ``exit()``);
+            the message names the error and the file's line.
     """
     ex = get(name)
     path = pathlib.Path(file)
     if not path.is_file():
         raise FileNotFoundError(f"no file {path} (write one with: minitorch-ln exercise start {ex.name})")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(f"_exercise_{ex.name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError:
+        raise  # its message already names the file and line
+    except SystemExit:
+        raise ImportError(f"importing {path} called exit() ({_line_in(path)}); "
+                          f"define {ex.function} and return from it instead") from None
+    except Exception as e:  # noqa: BLE001 - any error at import time is one clear line, not a traceback
+        raise ImportError(f"importing {path} raised {type(e).__name__}: {e} ({_line_in(path, e)})") from None
     fn = getattr(module, ex.function, None)
     if not callable(fn):
         raise ValueError(f"{path} defines no function {ex.function}; expected {ex.signature}")  # noqa: TRY004
     return fn
 
 
+def _line_in(path, e=None) -> str:
+    """``at FILE:LINE``: the last frame of ``path`` in the traceback being handled."""
+    tb = traceback.extract_tb(e.__traceback__ if e is not None else sys.exc_info()[2])
+    own = [f for f in tb if pathlib.Path(f.filename).resolve() == pathlib.Path(path).resolve()]
+    return f"at {own[-1].filename}:{own[-1].lineno}" if own else f"in {path}"
+
+
 class CheckResult:
     """What :func:`check` returns: ``grade`` (a :class:`GradeReport`), and with ``train``: the loss curves
     ``reference``/``yours``, the text ``train_summary``, ``train_ok`` and the ``figure`` path.
-    ``ok`` and ``exit_code`` (0 right, 1 wrong) cover both; ``str()`` is the printed report."""
+    ``ok`` and ``exit_code`` (0 right, 1 wrong) cover both: with ``train``, right means the check passes
+    *and* the curves agree. ``str()`` is the printed report; its last line, ``RESULT: ... (exit N)``,
+    is the verdict (with ``train``, the check's own line reads ``check: ...`` and comes first)."""
 
     def __init__(self, report):
         self.grade = report
@@ -130,11 +162,19 @@ class CheckResult:
         return 0 if self.ok else 1
 
     def __str__(self) -> str:
-        parts = [str(self.grade)]
-        if self.train_summary:
-            parts.append(self.train_summary)
+        if not self.train_summary:
+            return str(self.grade)
+        head, _, verdict = str(self.grade).rpartition("\nRESULT: ")
+        parts = [head, "check: " + verdict.rsplit(" (exit", 1)[0], self.train_summary]
         if self.figure:
             parts.append(f"  loss curves: {self.figure}")
+        if not self.grade.ok:
+            parts.append(f"RESULT: wrong: {', '.join(self.grade.wrong) or 'your function failed'} (exit 1)")
+        elif self.train_ok:
+            parts.append("RESULT: right: the check passes and training follows the reference (exit 0)")
+        else:
+            parts.append("RESULT: wrong: the check passes, but training with your backward parts from the "
+                         "reference's (exit 1)")
         return "\n".join(parts)
 
     __repr__ = __str__
@@ -161,6 +201,9 @@ def check(name, fn, train=False, steps=200, figure=None, seed=0, verbose=False) 
         raise TypeError(f"check: expected the function {ex.signature}, got {type(fn).__name__}")
     if train and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise ValueError(f"check: steps must be a positive integer, got {steps!r}")
+    if train and figure is not None and not pathlib.Path(figure).parent.is_dir():  # before the work, not after
+        raise FileNotFoundError(f"check: cannot save the loss curves to {figure}: "
+                                f"no directory {pathlib.Path(figure).parent}")
     result = CheckResult(grade(ex, fn, seed=seed))
     if train and result.grade.error is not None:
         result.train_summary = f"--train: not run, since {ex.function} does not run on the graded inputs"

@@ -43,14 +43,15 @@ def _forward(t):
 
 
 def _cases(rng):
-    def inputs(N, D, mean=0.0, std=1.0):
+    def inputs(N, D, mean=0.0, std=1.0, eps=1e-5):
         return {"dy": normal(rng, (N, D)), "x": normal(rng, (N, D), mean, std),
-                "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": 1e-5}
+                "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": eps}
 
     return [Case("random", inputs(8, 4)),
             Case("large mean", inputs(8, 4, mean=1e4), h=1e-4),
-            Case("tiny variance", inputs(8, 4, std=1e-3), h=1e-8),
-            Case("N = 2, D = 1", inputs(2, 1))]
+            Case("tiny variance", inputs(8, 4, std=1e-3, eps=1e-4), h=1e-8),
+            Case("N = 2, D = 1", inputs(2, 1)),
+            Case("N=5 D=3 eps=1e-3", inputs(5, 3, eps=1e-3))]  # another shape and eps: nothing hard-coded
 
 
 def pieces(inp, unbiased=False, eps_outside=False, weight=True):

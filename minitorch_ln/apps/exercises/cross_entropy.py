@@ -48,7 +48,8 @@ def _cases(rng):
     return [Case("random", inputs(5, 4)),
             Case("large logits", inputs(5, 4, std=30.0)),
             Case("shifted by 1e3", inputs(5, 4, mean=1e3), h=1e-5),
-            Case("N = 1", inputs(1, 3))]
+            Case("N = 1", inputs(1, 3)),
+            Case("N = 7, C = 3", inputs(7, 3))]  # another N and C: nothing hard-coded
 
 
 def _pieces(inp):

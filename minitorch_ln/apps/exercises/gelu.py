@@ -50,7 +50,8 @@ def _cases(rng):
     return [Case("random", inputs((4, 6), std=2.0)),
             Case("large |x|", inputs((4, 6), std=30.0)),
             Case("tiny |x|", inputs((4, 6), std=1e-4), h=1e-8),
-            Case("one value", inputs((1, 1)))]
+            Case("one value", inputs((1, 1))),
+            Case("shape (7, 5)", inputs((7, 5)))]  # another shape: an answer that loops over 4 rows is wrong
 
 
 def _pieces(inp):

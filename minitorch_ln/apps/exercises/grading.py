@@ -10,7 +10,8 @@ For every case of the exercise (random inputs, then stress: large mean, tiny var
 and once more on the random case in float32, where the student's answer is held to what the
 project's own float32 backward reaches. An output is right when its largest error, relative to the
 size of the reference (``max|a - ref| / max(max|ref|, 1)``), is under 1e-7 for a float64 answer
-(for a float32 answer: ten times what the project's float32 backward reaches on that case). The
+(for a float32 answer: ten times what the project's float32 backward reaches on that case), and its
+dtype is the inputs' or wider (a float32 answer to float64 inputs is a dtype mistake, named). The
 report also gives CS231n's ``rel_error = max |a - b| / max(1e-8, |a| + |b|)``.
 
 When an output is wrong the grader says which, and where it can, why, from the numbers alone: it
@@ -133,11 +134,14 @@ def call_student(ex, fn, inputs) -> dict:
         result = fn(*args)
     except NotImplementedError as e:
         raise StudentError(f"{ex.function} is not written yet (NotImplementedError: {e})") from None
+    except SystemExit as e:  # exit() / sys.exit() in the student's function: a report, not the end of the check
+        raise StudentError(f"{ex.function} called exit() ({_where(e, fn, ex)}); "
+                           "return the gradients instead") from None
     except Exception as e:  # noqa: BLE001 - any error in the student's code is reported, not raised
-        tb = traceback.extract_tb(e.__traceback__)[-1]
-        raise StudentError(f"{ex.function} raised {type(e).__name__}: {e} (at {tb.filename}:{tb.lineno})") from None
-    if len(ex.outputs) == 1 and not isinstance(result, (tuple, list)):
-        result = (result,)
+        raise StudentError(f"{ex.function} raised {type(e).__name__}: {e} ({_where(e, fn, ex)})") from None
+    if len(ex.outputs) == 1 and not isinstance(result, tuple) and not (
+            isinstance(result, list) and len(result) == 1 and _shape(result) != np.shape(inputs[ex.wrt[0]])):
+        result = (result,)  # one output: a list is an array-like (rows), as np.asarray has it; [dx] is dx
     if not isinstance(result, (tuple, list)) or len(result) != len(ex.outputs):
         got = f"{len(result)} values" if isinstance(result, (tuple, list)) else type(result).__name__
         raise StudentError(f"{ex.function} returned {got}; expected {len(ex.outputs)}: ({', '.join(ex.outputs)})")
@@ -153,6 +157,26 @@ def call_student(ex, fn, inputs) -> dict:
             raise StudentError(f"{o} has dtype {r.dtype}; expected a floating point array", o)
         out[o] = r
     return out
+
+
+def _shape(a):
+    try:
+        return np.shape(a)
+    except ValueError:  # a ragged list
+        return None
+
+
+def _where(e, fn, ex) -> str:
+    """``at FILE:LINE`` of the last frame of the student's file in ``e``'s traceback (not the grader's)."""
+    code = getattr(fn, "__code__", None)
+    frames = traceback.extract_tb(e.__traceback__)
+    if code is not None:
+        own = [f for f in frames if f.filename == code.co_filename]
+        if own:
+            return f"at {own[-1].filename}:{own[-1].lineno}"
+        if len(frames) <= 1:  # raised by the call itself: the signature does not take the grader's arguments
+            return f"when called as {ex.function}({', '.join(ex.args)}), positionally"
+    return f"at {frames[-1].filename}:{frames[-1].lineno}" if frames else "where: unknown"
 
 
 class GradeReport:
@@ -197,19 +221,41 @@ class GradeReport:
         if self.error:
             lines.append(f"  ERROR: {self.error}")
         for o in self.wrong:
-            if o not in {r["output"] for r in self.rows if not r["ok"]}:
-                lines.append(f"WRONG: {o}")
-                continue
-            worst = max((r for r in self.rows if r["output"] == o), key=lambda r: r["rel_error"])
-            lines.append(f"WRONG: {o} (max rel_error {worst['rel_error']:.3g} vs float64, case {worst['case']!r})")
-            for d in self.diagnoses.get(o, []):
-                lines.append(f"  {o}: {d}")
-            for m in self.mistakes.get(o, []):
-                lines.append(f"  {o}: matches the known mistake: {m}")
+            lines.extend(self._wrong_lines(o))
         lines.append("RESULT: " + ("right (exit 0)" if self.ok else f"wrong: {', '.join(self.wrong) or 'your function failed'} (exit 1)"))
         return "\n".join(lines)
 
+    def _wrong_lines(self, o) -> list:
+        mine = [r for r in self.rows if r["output"] == o]
+        if all(r["ok"] for r in mine):
+            return [f"WRONG: {o}"]
+        lines = []
+        narrow = next((r for r in mine if not r["dtype_ok"]), None)
+        if narrow:
+            lines.append(f"WRONG: {o} is {narrow['dtype']} for {narrow['in_dtype']} inputs (case {narrow['case']!r}): "
+                         f"return {narrow['in_dtype']} (compute in the inputs' dtype)")
+            if np.dtype(narrow["dtype"]).itemsize < 4:
+                return lines  # float16 cannot hold the answer to the tolerance: its numbers say nothing more
+        bad = [r for r in mine if not r["value_ok"]]
+        if not bad:
+            return lines
+        worst = max(bad, key=lambda r: r["err"] / r["tol"])
+        lines.append(f"WRONG: {o} (max rel_error {worst['rel_error']:.3g} vs float64, case {worst['case']!r})")
+        nonfinite = _names(r["case"] for r in bad if not r["finite"])
+        if nonfinite:
+            lines.append(f"  {o}: NaN/inf in case {nonfinite} (an overflow, e.g. exp of large values without "
+                         "subtracting the max, or a division by zero?)")
+        if 0 < len(bad) <= sum(r["value_ok"] for r in mine):
+            lines.append(f"  {o}: right except on case {_names(r['case'] for r in bad)}: look at what differs there")
+        lines.extend(f"  {o}: {d}" for d in self.diagnoses.get(o, []))
+        lines.extend(f"  {o}: matches the known mistake: {m}" for m in self.mistakes.get(o, []))
+        return lines
+
     __repr__ = __str__
+
+
+def _names(cases) -> str:
+    return ", ".join(repr(c) for c in dict.fromkeys(cases))
 
 
 def _num(v) -> str:
@@ -241,10 +287,11 @@ def _grade(ex, fn, seed, fd):
             report.error, report.error_output = f"{e} (case {case.label!r})", e.output
             break
         ref32 = None
+        in_dtype = np.result_type(*[v for v in case.inputs.values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"])
         for o in ex.outputs:
             a = got[o]
             tol = TOL64
-            if a.dtype != np.float64 or case is f32:  # float32 inputs: float32 rounding, whatever came back
+            if a.dtype != np.float64 or case is f32:  # float32 inputs (or a narrower answer): float32 rounding
                 if ref32 is None:
                     ref32 = project_grads(ex, _cast(case.inputs, np.float32), np.float32)
                 reach = normwise_error(ref32[o], ref[o])
@@ -254,8 +301,12 @@ def _grade(ex, fn, seed, fd):
                                         f"the project's float32 backward by {reach:.2e}")
             err = normwise_error(a, ref[o])
             err_fd = normwise_error(a, num[o]) if num is not None else float("nan")
-            report.rows.append({"case": case.label, "output": o, "dtype": str(a.dtype), "err": err,
-                                "rel_error": rel_error(a, ref[o]), "err_fd": err_fd, "tol": tol, "ok": err <= tol})
+            # the answer's dtype is the inputs' (or wider): a float32 answer to float64 inputs is a dtype mistake
+            dtype_ok = a.dtype.itemsize >= in_dtype.itemsize
+            report.rows.append({"case": case.label, "output": o, "dtype": str(a.dtype), "in_dtype": str(in_dtype),
+                                "err": err, "rel_error": rel_error(a, ref[o]), "err_fd": err_fd, "tol": tol,
+                                "value_ok": err <= tol, "dtype_ok": dtype_ok, "finite": bool(np.isfinite(a).all()),
+                                "ok": err <= tol and dtype_ok})
             if num is not None and normwise_error(ref[o], num[o]) > 1e-4:
                 report.notes.append(f"case {case.label!r}: the project's {o} and the finite differences differ by "
                                     f"{normwise_error(ref[o], num[o]):.2e} (finite differences are coarse here)")
@@ -269,9 +320,17 @@ def _grade(ex, fn, seed, fd):
 
 def _diagnose(ex, report, answers, refs) -> None:
     tols = {(r["case"], r["output"]): r["tol"] for r in report.rows}
+    # a case counts as fitted-right when the answer is right there, or not finite (the report names NaN/inf)
+    value_ok = {(r["case"], r["output"]): r["value_ok"] or not r["finite"] for r in report.rows}
     for o in report.wrong:
+        if answers and answers[0][1][o].dtype.itemsize < 4:
+            continue  # float16: the report names the dtype; its rounding hides any term
         # the fit runs over the cases of the first case's shape: a factor such as D is one number there
         same = [(c, g) for c, g in answers if g[o].shape == answers[0][1][o].shape] if answers else []
+        if all(value_ok[(c.label, o)] for c, _ in same):
+            same = []  # right on these cases: the report says on which it is wrong, no fit to make
+        if same and same[0][1][o].dtype != np.float64:  # leave out the cases float32 cannot resolve (a large mean)
+            same = [(c, g) for c, g in same if tols[(c.label, o)] <= 1e-3] or same
         if ex.terms is not None and same:
             per_case = [ex.terms(case.inputs).get(o) for case, _ in same]
             if all(t is not None for t in per_case):
@@ -280,9 +339,16 @@ def _diagnose(ex, report, answers, refs) -> None:
                 if ex.hints is not None:
                     for case, _ in same:
                         hints.update(ex.hints(case.inputs))
+                # a float32 answer fits its terms only to float32 rounding: the fit's tolerance is the rows'
+                fit_tol = 1e-6 if same[0][1][o].dtype == np.float64 else max(tols[(c.label, o)] for c, _ in same)
                 fit = fit_terms([got[o] for _, got in same], {k: [t[k] for t in per_case] for k in labels},
-                                tol=1e-6, hints=hints)
-                report.diagnoses.setdefault(o, []).append(fit.describe())
+                                tol=fit_tol, hints=hints)
+                said = fit.describe()
+                if fit.explained and not fit.off:  # wrong, yet the right terms: off by less than the fit resolves
+                    drift = max(abs(c - 1.0) for c in fit.coefficients.values())
+                    said = (f"it is the right terms up to {drift:.2g} in their coefficients: a small error everywhere "
+                            "(a constant factor near 1, or precision lost), not a missing or flipped term")
+                report.diagnoses.setdefault(o, []).append(said)
         for m in ex.mistakes:
             if _matches(m, o, answers, tols):
                 report.mistakes.setdefault(o, []).append(m.name)
@@ -292,6 +358,9 @@ def _probe(ex, fn, report, case) -> None:
     """Run the exercise's probes (inputs that isolate the formula's terms) when ``dx`` is wrong."""
     if ex.probes is None or "dx" not in report.wrong or report.error is not None:
         return
+    row = next(r for r in report.rows if r["case"] == case.label and r["output"] == "dx")
+    if row["value_ok"] or np.dtype(row["dtype"]).itemsize < 4:
+        return  # right on this case (wrong elsewhere), or float16: the probes would say nothing true
     try:
         with np.errstate(all="ignore"):
             found = ex.probes(case.inputs, lambda inputs: call_student(ex, fn, inputs))

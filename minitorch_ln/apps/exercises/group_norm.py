@@ -45,14 +45,15 @@ def _forward(t):
 
 
 def _cases(rng):
-    def inputs(N, C, L, G, mean=0.0, std=1.0):
+    def inputs(N, C, L, G, mean=0.0, std=1.0, eps=1e-5):
         return {"dy": normal(rng, (N, C, L)), "x": normal(rng, (N, C, L), mean, std), "num_groups": G,
-                "weight": normal(rng, (C,), 1.0, 0.5), "bias": normal(rng, (C,)), "eps": 1e-5}
+                "weight": normal(rng, (C,), 1.0, 0.5), "bias": normal(rng, (C,)), "eps": eps}
 
     return [Case("random", inputs(2, 4, 3, 2)),
             Case("large mean", inputs(2, 4, 3, 2, mean=1e4), h=1e-4),
-            Case("tiny variance", inputs(2, 4, 3, 2, std=1e-3), h=1e-8),
-            Case("one value per group", inputs(3, 2, 1, 2))]
+            Case("tiny variance", inputs(2, 4, 3, 2, std=1e-3, eps=1e-4), h=1e-8),
+            Case("one value per group", inputs(3, 2, 1, 2)),
+            Case("C=6 G=3, eps=1e-3", inputs(3, 6, 5, 3, eps=1e-3))]  # nothing hard-coded
 
 
 def pieces(inp, unbiased=False, eps_outside=False, weight=True):

@@ -44,14 +44,17 @@ def _forward(t):
 
 
 def _cases(rng):
-    def inputs(N, D, mean=0.0, std=1.0):
+    def inputs(N, D, mean=0.0, std=1.0, eps=1e-5):
         return {"dy": normal(rng, (N, D)), "x": normal(rng, (N, D), mean, std),
-                "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": 1e-5}
+                "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": eps}
 
+    # the last case has another N and D (neither a multiple of the first's) and another eps: an answer
+    # that loops over the first 4 rows, divides by 8 or hard-codes eps = 1e-5 is wrong there
     return [Case("random", inputs(4, 8)),
             Case("large mean", inputs(4, 8, mean=1e4), h=1e-4),
-            Case("tiny variance", inputs(4, 8, std=1e-3), h=1e-8),
-            Case("D = 1", inputs(5, 1))]
+            Case("tiny variance", inputs(4, 8, std=1e-3, eps=1e-4), h=1e-8),
+            Case("D = 1", inputs(5, 1)),
+            Case("N=7 D=5 eps=1e-3", inputs(7, 5, eps=1e-3))]
 
 
 def pieces(inp, unbiased=False, eps_outside=False, weight=True):

@@ -44,14 +44,15 @@ def _forward(t):
 
 
 def _cases(rng):
-    def inputs(N, D, mean=0.0, std=1.0):
+    def inputs(N, D, mean=0.0, std=1.0, eps=1e-6):
         return {"dy": normal(rng, (N, D)), "x": normal(rng, (N, D), mean, std),
-                "weight": normal(rng, (D,), 1.0, 0.5), "eps": 1e-6}
+                "weight": normal(rng, (D,), 1.0, 0.5), "eps": eps}
 
     return [Case("random", inputs(4, 8)),
             Case("large mean", inputs(4, 8, mean=1e4), h=1e-4),
-            Case("tiny values", inputs(4, 8, std=1e-3), h=1e-8),
-            Case("D = 1", inputs(5, 1))]
+            Case("tiny values", inputs(4, 8, std=1e-3, eps=1e-5), h=1e-8),
+            Case("D = 1", inputs(5, 1)),
+            Case("N=7 D=5 eps=1e-3", inputs(7, 5, eps=1e-3))]  # another shape and eps: nothing hard-coded
 
 
 def pieces(inp, weight=True, eps_outside=False, sq_mean=False):

@@ -46,7 +46,8 @@ def _cases(rng):
     return [Case("random", inputs(4, 6)),
             Case("large logits", inputs(4, 6, std=20.0), h=1e-6),
             Case("shifted by 1e3", inputs(4, 6, mean=1e3), h=1e-5),
-            Case("D = 1", inputs(5, 1))]
+            Case("D = 1", inputs(5, 1)),
+            Case("N = 7, D = 5", inputs(7, 5))]  # another N and D: an answer that loops over 4 rows is wrong
 
 
 def softmax_np(x, axis=-1):
