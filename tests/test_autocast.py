@@ -146,6 +146,8 @@ def _args_for(name):
         "conv1d": lambda: F.conv1d(a[None], mt.randn(2, 3, 2)), "conv2d": lambda: F.conv2d(a[None, None], mt.randn(1, 1, 2, 2)),
         "conv_transpose1d": lambda: F.conv_transpose1d(a[None], mt.randn(3, 2, 2)),
         "conv_transpose2d": lambda: F.conv_transpose2d(a[None, None], mt.randn(1, 1, 2, 2)),
+        "conv3d": lambda: F.conv3d(a[None, None, None], mt.randn(1, 1, 1, 2, 2)),
+        "conv_transpose3d": lambda: F.conv_transpose3d(a[None, None, None], mt.randn(1, 1, 1, 2, 2)),
         "prelu": lambda: F.prelu(a, mt.ones(1)),
         "scaled_dot_product_attention": lambda: F.scaled_dot_product_attention(a[None], a[None], a[None]),
         "rtruediv": lambda: 1 / a.half(), "pow": lambda: a.half() ** 2, "softplus": lambda: F.softplus(a.half()),

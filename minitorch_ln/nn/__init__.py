@@ -6,7 +6,7 @@ from .activation_modules import (
     CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
     Mish, SiLU, Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .flatten import Flatten, Unflatten
@@ -24,8 +24,8 @@ from .upsampling import PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBiline
 from .normalization_groups import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .parameter import Parameter
 from .pooling import (
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-    MaxPool2d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding

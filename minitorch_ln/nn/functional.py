@@ -7,7 +7,9 @@ from ..ops import (  # noqa: F401 - re-exported: the activations, with torch.nn.
     celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu,
     relu6, rrelu, selu, sigmoid, silu, softmin, softplus, softshrink, softsign, tanh, tanhshrink, threshold,
 )
-from ..ops.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401 - re-exported
+from ..ops.convolution import (  # noqa: F401 - re-exported
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
 from ..ops.distance import cdist, cosine_similarity, normalize, pairwise_distance  # noqa: F401 - re-exported
 from ..ops.loss_margin import (  # noqa: F401 - re-exported
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, margin_ranking_loss, one_hot,
@@ -19,8 +21,8 @@ from ..ops.loss_regression import (  # noqa: F401 - re-exported
 from ..ops.loss import cross_entropy, mse_loss, nll_loss  # noqa: F401 - re-exported: PyTorch's argument order
 from ..ops.padding import pad  # noqa: F401 - re-exported
 from ..ops.pooling import (  # noqa: F401 - re-exported
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
-    max_pool1d, max_pool2d,
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+    adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d,
 )
 # layer_norm(input, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, dim=None), rms_norm and
 # batch_norm take PyTorch's signatures (plus dim=); fused, with hand-derived backwards (see docs/).

@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``, ``AdaptiveMaxPool1d/2d``.
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``.
 
 Thin wrappers over ``ops/pooling.py`` with PyTorch's constructor arguments and ``extra_repr``; no
 parameters. Shapes and errors are those of the functions.
@@ -40,6 +40,12 @@ class MaxPool2d(_MaxPoolNd):
     _fn = staticmethod(P.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, OD, OH, OW)``; see :func:`~minitorch_ln.ops.pooling.max_pool3d`."""
+
+    _fn = staticmethod(P.max_pool3d)
+
+
 class AvgPool1d(Module):
     """``(N, C, L)`` or ``(C, L)`` → ``(N, C, OL)``; see :func:`~minitorch_ln.ops.pooling.avg_pool1d`."""
 
@@ -59,8 +65,8 @@ class AvgPool1d(Module):
         return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
-class AvgPool2d(Module):
-    """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, OH, OW)``; see :func:`~minitorch_ln.ops.pooling.avg_pool2d`."""
+class _AvgPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -70,11 +76,23 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, OH, OW)``; see :func:`~minitorch_ln.ops.pooling.avg_pool2d`."""
+
+    _fn = staticmethod(P.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, OD, OH, OW)``; see :func:`~minitorch_ln.ops.pooling.avg_pool3d`."""
+
+    _fn = staticmethod(P.avg_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -103,6 +121,12 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(P.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, *output_size)``."""
+
+    _fn = staticmethod(P.adaptive_avg_pool3d)
+
+
 class _AdaptiveMaxPoolNd(Module):
     _fn = None
 
@@ -127,3 +151,9 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, *output_size)``; ``return_indices`` adds int64 indices."""
 
     _fn = staticmethod(P.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, *output_size)``; ``return_indices`` adds int64 indices."""
+
+    _fn = staticmethod(P.adaptive_max_pool3d)

@@ -54,8 +54,10 @@ POLICIES = {
     "einsum": (_BOTH_LOWER, [("einsum", "einsum")], []),
     "conv1d": (_BOTH_LOWER, [("convolution", "conv1d")], []),
     "conv2d": (_BOTH_LOWER, [("convolution", "conv2d")], []),
+    "conv3d": (_BOTH_LOWER, [("convolution", "conv3d")], []),
     "conv_transpose1d": (_BOTH_LOWER, [("convolution", "conv_transpose1d")], []),
     "conv_transpose2d": (_BOTH_LOWER, [("convolution", "conv_transpose2d")], []),
+    "conv_transpose3d": (_BOTH_LOWER, [("convolution", "conv_transpose3d")], []),
     "prelu": (_BOTH_LOWER, [("activation_piecewise", "prelu")], []),
     "scaled_dot_product_attention": (_BOTH_LOWER, [("attention", "scaled_dot_product_attention")], []),
     # float32: pointwise ops whose range float16 lacks, the norms, the losses
