@@ -16,6 +16,9 @@ from .loss import (
     KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
     SoftMarginLoss, TripletMarginLoss,
 )
+from .loss import (
+    HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginWithDistanceLoss,
+)
 from .module import Module, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm
 from .normalization_lrn import LocalResponseNorm

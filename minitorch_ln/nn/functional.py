@@ -18,6 +18,10 @@ from ..ops.loss_margin import (  # noqa: F401 - re-exported
 from ..ops.loss_regression import (  # noqa: F401 - re-exported
     gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss,
 )
+from ..ops.loss_multi import (  # noqa: F401 - re-exported
+    hinge_embedding_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from ..ops.loss import cross_entropy, mse_loss, nll_loss  # noqa: F401 - re-exported: PyTorch's argument order
 from ..ops.padding import pad  # noqa: F401 - re-exported
 from ..ops.pooling import (  # noqa: F401 - re-exported

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..ops import distance as D
 from ..ops import loss as L
 from ..ops import loss_margin as M
+from ..ops import loss_multi as LM
 from ..ops import loss_regression as R
 from .module import Module
 
@@ -194,6 +195,65 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return M.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge ``Σ_{i≠y} w[y]·max(0, margin - x[y] + x[i])^p / C``: ``(N, C)``, ``(N,)`` int64."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                    reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge over the target classes (up to the first ``-1``): ``(N, C)``, ``(N, C)`` int64."""
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss averaged over the classes: ``(N, C)``, ``(N, C)`` in ``{0, 1}``."""
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1``: ``(*)``, ``(*)``."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with any ``distance_function`` (default pairwise L2)."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return LM.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                    distance_function=self.distance_function, margin=self.margin,
+                                                    swap=self.swap, reduction=self.reduction)
 
 
 class CosineSimilarity(Module):
