@@ -24,6 +24,8 @@ from ..ops.loss_multi import (  # noqa: F401 - re-exported
 )
 from ..ops.loss import cross_entropy, mse_loss, nll_loss  # noqa: F401 - re-exported: PyTorch's argument order
 from ..ops.padding import pad  # noqa: F401 - re-exported
+from ..ops.pooling_lp import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401 - re-exported
+from ..ops.bilinear_map import bilinear  # noqa: F401 - re-exported
 from ..ops.pooling import (  # noqa: F401 - re-exported
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
     adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d,

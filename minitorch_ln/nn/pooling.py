@@ -1,4 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``.
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
+``LPPool1d/2d/3d``.
 
 Thin wrappers over ``ops/pooling.py`` with PyTorch's constructor arguments and ``extra_repr``; no
 parameters. Shapes and errors are those of the functions.
@@ -7,6 +8,7 @@ parameters. Shapes and errors are those of the functions.
 from __future__ import annotations
 
 from ..ops import pooling as P
+from ..ops import pooling_lp as LP
 from .module import Module
 
 
@@ -157,3 +159,36 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, *output_size)``; ``return_indices`` adds int64 indices."""
 
     _fn = staticmethod(P.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input):
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling ``(N, C, L)`` or ``(C, L)`` → ``(N, C, OL)``; see :func:`~minitorch_ln.ops.pooling_lp.lp_pool1d`."""
+
+    _fn = staticmethod(LP.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling ``(N, C, H, W)`` or ``(C, H, W)`` → ``(N, C, OH, OW)``."""
+
+    _fn = staticmethod(LP.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling ``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, OD, OH, OW)``."""
+
+    _fn = staticmethod(LP.lp_pool3d)
