@@ -11,6 +11,10 @@ from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
+from .lazy import (
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+    LazyModuleMixin,
+)
 from .loss import (
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
     KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
@@ -25,7 +29,7 @@ from .normalization_lrn import LocalResponseNorm
 from .fold import Fold, Unfold
 from .upsampling import PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .normalization_groups import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 from .padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
     ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
