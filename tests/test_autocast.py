@@ -164,6 +164,7 @@ def _args_for(name):
         "soft_margin_loss": lambda: F.soft_margin_loss(a.half(), mt.ones(3, 4)),
         "triplet_margin_loss": lambda: F.triplet_margin_loss(a.half(), a.half(), pos.half()),
         "multi_margin_loss": lambda: F.multi_margin_loss(a.half(), t),
+        "pdist": lambda: F.pdist(a.half()),
         "multilabel_margin_loss": lambda: F.multilabel_margin_loss(a.half(), mt.tensor([[1, -1, 0, 0]] * 3)),
         "hinge_embedding_loss": lambda: F.hinge_embedding_loss(a.half(), mt.ones(3, 4)),
         "binary_cross_entropy_with_logits": lambda: F.binary_cross_entropy_with_logits(a.half(), pos.half()),

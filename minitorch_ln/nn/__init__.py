@@ -9,6 +9,7 @@ from .activation_modules import (
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .lazy import (
@@ -27,7 +28,9 @@ from .module import Module, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm
 from .normalization_lrn import LocalResponseNorm
 from .fold import Fold, Unfold
-from .upsampling import PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .upsampling import (
+    ChannelShuffle, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
+)
 from .normalization_groups import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .parameter import Parameter, UninitializedParameter
 from .padding import (

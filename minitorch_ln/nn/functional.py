@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .. import ops
 from ..ops import (  # noqa: F401 - re-exported: the activations, with torch.nn.functional's signatures
     celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu,
@@ -10,7 +12,7 @@ from ..ops import (  # noqa: F401 - re-exported: the activations, with torch.nn.
 from ..ops.convolution import (  # noqa: F401 - re-exported
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
 )
-from ..ops.distance import cdist, cosine_similarity, normalize, pairwise_distance  # noqa: F401 - re-exported
+from ..ops.distance import cdist, cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401 - re-exported
 from ..ops.loss_margin import (  # noqa: F401 - re-exported
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, margin_ranking_loss, one_hot,
     soft_margin_loss, triplet_margin_loss,
@@ -24,6 +26,9 @@ from ..ops.loss_multi import (  # noqa: F401 - re-exported
 )
 from ..ops.loss import cross_entropy, mse_loss, nll_loss  # noqa: F401 - re-exported: PyTorch's argument order
 from ..ops.padding import pad  # noqa: F401 - re-exported
+from ..ops.dropout import (  # noqa: F401 - re-exported
+    alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
+)
 from ..ops.pooling_lp import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401 - re-exported
 from ..ops.bilinear_map import bilinear  # noqa: F401 - re-exported
 from ..ops.pooling import (  # noqa: F401 - re-exported
@@ -39,7 +44,7 @@ from ..ops.local_response_norm import local_response_norm  # noqa: F401 - re-exp
 from ..ops.fold import fold, unfold  # noqa: F401 - re-exported
 from ..ops.interpolate import interpolate  # noqa: F401 - re-exported
 from ..ops.grid_sample import affine_grid, grid_sample  # noqa: F401 - re-exported
-from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401 - re-exported
+from ..ops.pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: F401 - re-exported
 from ..ops.layer_norm import layer_norm  # noqa: F401 - re-exported
 from ..ops.rms_norm import rms_norm  # noqa: F401 - re-exported
 from ..ops.autocast_policies import wrap as _autocast_wrap
@@ -84,6 +89,21 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         IndexError: an id outside ``[0, V)``, naming the id and ``V``.
     """
     return ops.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:  # noqa: A002
+    """Deprecated in PyTorch (and warns, as there): ``interpolate(input, size, scale_factor, mode='nearest')``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return ops.interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:  # noqa: A002
+    """Deprecated in PyTorch (and warns, as there): ``interpolate(..., mode='bilinear', align_corners=True)``
+    of a 4-D input."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return ops.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002

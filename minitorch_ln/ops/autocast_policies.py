@@ -100,6 +100,7 @@ POLICIES = {
     "margin_ranking_loss": (_BOTH_FP32, [("loss_margin", "margin_ranking_loss")], []),
     "soft_margin_loss": (_BOTH_FP32, [("loss_margin", "soft_margin_loss")], []),
     "triplet_margin_loss": (_BOTH_FP32, [("loss_margin", "triplet_margin_loss")], []),
+    "pdist": (_BOTH_FP32, [("distance", "pdist")], []),
     "multi_margin_loss": (_BOTH_FP32, [("loss_multi", "multi_margin_loss")], []),
     "multilabel_margin_loss": (_BOTH_FP32, [("loss_multi", "multilabel_margin_loss")], []),
     "hinge_embedding_loss": (_BOTH_FP32, [("loss_multi", "hinge_embedding_loss")], []),
