@@ -1,5 +1,5 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
-``LPPool1d/2d/3d``.
+``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``.
 
 Thin wrappers over ``ops/pooling.py`` with PyTorch's constructor arguments and ``extra_repr``; no
 parameters. Shapes and errors are those of the functions.
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from ..ops import pooling as P
 from ..ops import pooling_lp as LP
+from ..ops import pooling_unpool as UP
+from ..ops.convolution import ntuple
 from .module import Module
 
 
@@ -192,3 +194,41 @@ class LPPool3d(_LPPoolNd):
     """Power-average pooling ``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, OD, OH, OW)``."""
 
     _fn = staticmethod(LP.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        name, nd = type(self).__name__, self._nd  # stored as tuples, as PyTorch's _single/_pair/_triple
+        self.kernel_size = ntuple(kernel_size, nd, "kernel_size", name)
+        self.stride = ntuple(stride if stride is not None else kernel_size, nd, "stride", name)
+        self.padding = ntuple(padding, nd, "padding", name)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool1d``: ``forward(input, indices, output_size=None)``."""
+
+    _fn = staticmethod(UP.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool2d``: ``forward(input, indices, output_size=None)``."""
+
+    _fn = staticmethod(UP.max_unpool2d)
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool3d``: ``forward(input, indices, output_size=None)``."""
+
+    _fn = staticmethod(UP.max_unpool3d)
+    _nd = 3
