@@ -22,7 +22,8 @@ from .loss import (
     SoftMarginLoss, TripletMarginLoss,
 )
 from .loss import (
-    HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginWithDistanceLoss,
+    HingeEmbeddingLoss, LinearCrossEntropyLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm

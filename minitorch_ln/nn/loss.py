@@ -12,11 +12,15 @@ settings (``CrossEntropyLoss()``).
 
 from __future__ import annotations
 
+import math
+
 from ..ops import distance as D
 from ..ops import loss as L
 from ..ops import loss_margin as M
+from ..ops import loss_linear as LL
 from ..ops import loss_multi as LM
 from ..ops import loss_regression as R
+from .linear import Linear
 from .module import Module
 
 
@@ -254,6 +258,38 @@ class TripletMarginWithDistanceLoss(_Loss):
         return LM.triplet_margin_with_distance_loss(anchor, positive, negative,
                                                     distance_function=self.distance_function, margin=self.margin,
                                                     swap=self.swap, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A ``Linear`` layer (``self.linear``, ``in_features`` → ``num_classes·prod(out_features)``) followed
+    by cross-entropy, as ``torch.nn.LinearCrossEntropyLoss``: ``(N, in)``, ``(N, *K)`` → the loss; see
+    :func:`~minitorch_ln.ops.loss_linear.linear_cross_entropy`. Raises RuntimeError for a ``weight`` that
+    is not ``(num_classes,)`` or ``label_smoothing`` outside [0, 1] (PyTorch's messages)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features=(), bias: bool = False, device=None,
+                 dtype=None, reduction: str = "mean", weight=None, ignore_index=None, label_smoothing: float = 0.0,
+                 options=None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, options
+        self.linear = Linear(in_features, math.prod(self.out_features) * num_classes, bias=bias, device=device,
+                             dtype=dtype)
+
+    def forward(self, input, target):  # noqa: A002
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        b = None if self.linear.bias is None else self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return LL.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight, reduction=self.reduction,
+                                       ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                       options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, out_features="
+                f"{self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class CosineSimilarity(Module):
