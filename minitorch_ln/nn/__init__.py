@@ -22,8 +22,8 @@ from .loss import (
     SoftMarginLoss, TripletMarginLoss,
 )
 from .loss import (
-    HingeEmbeddingLoss, LinearCrossEntropyLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-    TripletMarginWithDistanceLoss,
+    CTCLoss, HingeEmbeddingLoss, LinearCrossEntropyLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, TripletMarginWithDistanceLoss,
 )
 from .module import Module, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm

@@ -17,6 +17,7 @@ import math
 from ..ops import distance as D
 from ..ops import loss as L
 from ..ops import loss_margin as M
+from ..ops import loss_ctc as CTC
 from ..ops import loss_linear as LL
 from ..ops import loss_multi as LM
 from ..ops import loss_regression as R
@@ -290,6 +291,19 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, out_features="
                 f"{self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
                 f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification loss; see :func:`~minitorch_ln.ops.loss_ctc.ctc_loss`.
+    ``forward(log_probs, targets, input_lengths, target_lengths)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(None, None, reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return CTC.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                            self.zero_infinity)
 
 
 class CosineSimilarity(Module):
