@@ -45,7 +45,7 @@ from .pooling import (
     MaxUnpool2d, MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     PositionalEncoding, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer,

@@ -26,6 +26,7 @@ from ..ops.loss_multi import (  # noqa: F401 - re-exported
 )
 from ..ops.loss_linear import linear_cross_entropy  # noqa: F401 - re-exported
 from ..ops.loss_ctc import ctc_loss  # noqa: F401 - re-exported
+from ..ops.embedding_bag import embedding_bag  # noqa: F401 - re-exported
 from ..ops.loss import cross_entropy, mse_loss, nll_loss  # noqa: F401 - re-exported: PyTorch's argument order
 from ..ops.padding import pad  # noqa: F401 - re-exported
 from ..ops.dropout import (  # noqa: F401 - re-exported

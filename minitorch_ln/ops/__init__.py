@@ -14,7 +14,7 @@ from . import (  # the op modules, each with its ``__all__``
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
-    loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc,
+    loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
 )
 
 _OP_MODULES = (
@@ -24,7 +24,7 @@ _OP_MODULES = (
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
-    loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc,
+    loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
 )
 
 __all__ = []
