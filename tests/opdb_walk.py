@@ -34,8 +34,9 @@ DTYPES = ("float64", "float32")
 RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "normal", "uniform", "multinomial",
               "rand_like", "randint_like", "randn_like", "randint", "randn", "rand", "nn.functional.dropout",
               "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
-              "nn.functional.feature_alpha_dropout", "nn.functional.rrelu", "randperm", "empty", "empty_like",
-              "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
+              "nn.functional.feature_alpha_dropout", "nn.functional.rrelu",
+              "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d", "randperm", "empty",
+              "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
 
 # Outputs defined up to a sign per column (eigenvectors, singular vectors): each column is turned so
 # that its largest entry is positive, on both sides, before comparing; gradients of such outputs are

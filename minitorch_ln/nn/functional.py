@@ -34,6 +34,7 @@ from ..ops.dropout import (  # noqa: F401 - re-exported
 )
 from ..ops.pooling_lp import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401 - re-exported
 from ..ops.pooling_unpool import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: F401 - re-exported
+from ..ops.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d  # noqa: F401 - re-exported
 from ..ops.bilinear_map import bilinear  # noqa: F401 - re-exported
 from ..ops.pooling import (  # noqa: F401 - re-exported
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,

@@ -1,5 +1,5 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
-``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``.
+``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``FractionalMaxPool2d/3d``.
 
 Thin wrappers over ``ops/pooling.py`` with PyTorch's constructor arguments and ``extra_repr``; no
 parameters. Shapes and errors are those of the functions.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..ops import pooling as P
 from ..ops import pooling_lp as LP
+from ..ops import pooling_fractional as FR
 from ..ops import pooling_unpool as UP
 from ..ops.convolution import ntuple
 from .module import Module
@@ -231,4 +232,44 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """Partial inverse of ``MaxPool3d``: ``forward(input, indices, output_size=None)``."""
 
     _fn = staticmethod(UP.max_unpool3d)
+    _nd = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _fn = None
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size, self.return_indices = kernel_size, return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = ntuple(output_size, self._nd, "output_size", name) if output_size is not None else None
+        self.output_ratio = None
+        if output_ratio is not None:
+            self.output_ratio = (output_ratio,) * self._nd if not isinstance(output_ratio, (tuple, list)) \
+                else tuple(output_ratio)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                              _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling ``(N, C, H, W)`` → ``(N, C, *output_size)``; see
+    :func:`~minitorch_ln.ops.pooling_fractional.fractional_max_pool2d`."""
+
+    _fn = staticmethod(FR.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling ``(N, C, T, H, W)`` → ``(N, C, *output_size)``."""
+
+    _fn = staticmethod(FR.fractional_max_pool3d)
     _nd = 3

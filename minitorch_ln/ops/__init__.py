@@ -15,6 +15,7 @@ from . import (  # the op modules, each with its ``__all__``
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
     loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
+    pooling_fractional,
 )
 
 _OP_MODULES = (
@@ -25,6 +26,7 @@ _OP_MODULES = (
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
     loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
+    pooling_fractional,
 )
 
 __all__ = []
