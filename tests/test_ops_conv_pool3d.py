@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch_ln as mt
-from minitorch_ln.autograd import gradcheck, gradgradcheck
 
 F = torch.nn.functional
 RNG = np.random.default_rng(3)

@@ -67,8 +67,8 @@ def test_gradcheck_through_log_softmax():
     z = mt.tensor(RNG.standard_normal((6, 2, 4)), requires_grad=True)
     t = mt.tensor([[1, 2, 2], [3, 1, 0]])
     for reduction in ("none", "mean"):
-        assert gradcheck(lambda a: mt.nn.functional.ctc_loss(mt.log_softmax(a, 2), t, [6, 5], [3, 2],
-                                                             reduction=reduction), (z,))
+        assert gradcheck(lambda a, r=reduction: mt.nn.functional.ctc_loss(mt.log_softmax(a, 2), t, [6, 5], [3, 2],
+                                                                          reduction=r), (z,))
     zt = mt.tensor(RNG.standard_normal((4, 6, 2)), requires_grad=True).transpose(0, 1)  # non-contiguous (6, 4, 2)
     assert gradcheck(lambda a: mt.nn.functional.ctc_loss(mt.log_softmax(a.transpose(1, 2), 2), t, [6, 6], [3, 2]),
                      (zt,))

@@ -35,8 +35,8 @@ def test_2d_input_and_per_sample_weights_match_torch(dtype):
                        lambda i, v, p: F.embedding_bag(i, v, mode="sum", per_sample_weights=p), [ids, w, psw],
                        requires_grad=[False, True, True])
     for mode in ("mean", "max"):
-        compare_with_torch(lambda i, v: mt.nn.functional.embedding_bag(i, v, mode=mode),
-                           lambda i, v: F.embedding_bag(i, v, mode=mode), [ids, w], requires_grad=[False, True])
+        compare_with_torch(lambda i, v, m=mode: mt.nn.functional.embedding_bag(i, v, mode=m),
+                           lambda i, v, m=mode: F.embedding_bag(i, v, mode=m), [ids, w], requires_grad=[False, True])
 
 
 def test_module_matches_torch_and_hand_worked():

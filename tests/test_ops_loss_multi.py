@@ -73,8 +73,8 @@ def test_triplet_margin_with_distance_loss_matches_torch(swap):
     for ours_d, theirs_d in ((None, None),
                              (lambda u, v: 1 - mt.cosine_similarity(u, v), lambda u, v: 1 - F.cosine_similarity(u, v))):
         compare_with_torch(
-            lambda *t: mt.nn.functional.triplet_margin_with_distance_loss(*t, distance_function=ours_d, swap=swap),
-            lambda *t: F.triplet_margin_with_distance_loss(*t, distance_function=theirs_d, swap=swap), [a, p, n])
+            lambda *t, d=ours_d: mt.nn.functional.triplet_margin_with_distance_loss(*t, distance_function=d, swap=swap),
+            lambda *t, d=theirs_d: F.triplet_margin_with_distance_loss(*t, distance_function=d, swap=swap), [a, p, n])
 
 
 def test_hand_worked_values():

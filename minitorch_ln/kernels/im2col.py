@@ -32,7 +32,6 @@ def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
 def im2col(x, ksize, stride, pads, dilation, fill=0):
     """``x (N, C, *S)`` → strided view ``(N, C, *k, *O)`` of ``x`` padded with ``fill``."""
     xp = get_array_module(x)
-    nd = len(ksize)
     if any(p for pair in pads for p in pair):
         x = xp.pad(x, ((0, 0), (0, 0)) + tuple(pads), mode="constant", constant_values=fill)
     outs = tuple(out_size(n, k, s, d, 0, 0) for n, k, s, d in zip(x.shape[2:], ksize, stride, dilation))
