@@ -52,6 +52,9 @@ from .transformer import (
     TransformerEncoderLayer,
 )
 from .gpt import GPT, GPTConfig
+from .attention_functional import multi_head_attention_forward as _mha_forward
+
+functional.multi_head_attention_forward = _mha_forward  # F's name for it (F cannot import nn/attention.py: a cycle)
 
 
 def __getattr__(name):

@@ -111,13 +111,6 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:  #
     return ops.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-def multi_head_attention_forward(*args, **kwargs):
-    """``nn/attention_functional.py`` (imported at call time: the attention module imports this one)."""
-    from .attention_functional import multi_head_attention_forward as forward  # noqa: PLC0415
-
-    return forward(*args, **kwargs)
-
-
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
     """``exp(x) / Σ exp(x)`` along ``dim`` (after casting to ``dtype`` if given); same shape."""
     return ops.softmax(input if dtype is None else input.to(dtype), dim)
@@ -130,6 +123,10 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
 
 # under autocast, as PyTorch: float32 unless ``dtype=`` is given (then that dtype)
 softmax, log_softmax = _autocast_wrap("softmax", softmax), _autocast_wrap("log_softmax", log_softmax)
+
+
+# multi_head_attention_forward (nn/attention_functional.py) is set on this module by nn/__init__.py: it runs
+# nn.MultiheadAttention's forward, and nn/attention.py imports this module.
 
 
 def __getattr__(name):
