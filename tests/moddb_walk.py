@@ -76,6 +76,9 @@ def run_module_input(cls, info, mi, dtype_name, seed=0):
         return "skipped", f"PyTorch raises {type(exc).__name__}"
     try:
         ours_m = cls(*oc_args, **oc_kwargs).to(getattr(mt, dtype_name))
+        if isinstance(ours_m, mt.nn.LazyModuleMixin):  # its first forward infers the shapes; then PyTorch's values
+            with mt.no_grad(), np.errstate(all="ignore"):
+                ours_m(*of_args, **of_kwargs)
         _copy_state(ours_m, theirs_m)
         with np.errstate(all="ignore"):
             ours = ours_m(*of_args, **of_kwargs)

@@ -95,6 +95,19 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
+class Softmax2d(Module):
+    """Softmax over the channels at every position: ``(N, C, H, W)`` or ``(C, H, W)`` → same shape
+    (``softmax`` along dim ``-3``), as ``torch.nn.Softmax2d``.
+
+    Raises ValueError for an input that is not 3-D or 4-D (PyTorch's message).
+    """
+
+    def forward(self, input):  # noqa: A002
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)
+
+
 class LogSoftmax(Module):
     """``log(softmax(x))`` along ``dim``, computed stably as ``x - logsumexp(x)``: ``(*)`` → ``(*)``."""
 

@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``.
+"""Convolution layers: ``Conv1d/2d/3d``, ``ConvTranspose1d/2d/3d`` (their ``Lazy`` forms: ``nn/lazy.py``).
 
 Parameters, their names, layouts and initialisation are PyTorch's, so a PyTorch ``state_dict``
 loads unchanged: ``weight`` ``(out, in/groups, *kernel)`` (transposed: ``(in, out/groups, *kernel)``),
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..ops.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d, ntuple
+from ..ops.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, ntuple
 from ..ops.padding import pad
 from ..ops.creation import empty
 from . import init
@@ -135,6 +135,15 @@ class Conv2d(_Conv):
     _fn = staticmethod(conv2d)
 
 
+class Conv3d(_Conv):
+    """3-d convolution over ``(N, C_in, D, H, W)`` (or ``(C_in, D, H, W)``) → ``(N, C_out, D_out, H_out, W_out)``;
+    see ``torch.nn.Conv3d``. Arguments and errors as :class:`Conv2d`; forward as :func:`conv3d`.
+    """
+
+    _nd = 3
+    _fn = staticmethod(conv3d)
+
+
 class _ConvTranspose(_ConvNd):
     _transposed = True
     _fn = staticmethod(conv_transpose2d)
@@ -188,3 +197,11 @@ class ConvTranspose2d(_ConvTranspose):
 
     _nd = 2
     _fn = staticmethod(conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-d transposed convolution ``(N, C_in, D, H, W)`` → ``(N, C_out, D_out, H_out, W_out)``; see
+    ``torch.nn.ConvTranspose3d``. ``forward(input, output_size=None)``; only ``padding_mode='zeros'``."""
+
+    _nd = 3
+    _fn = staticmethod(conv_transpose3d)

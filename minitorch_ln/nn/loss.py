@@ -12,10 +12,16 @@ settings (``CrossEntropyLoss()``).
 
 from __future__ import annotations
 
+import math
+
 from ..ops import distance as D
 from ..ops import loss as L
 from ..ops import loss_margin as M
+from ..ops import loss_ctc as CTC
+from ..ops import loss_linear as LL
+from ..ops import loss_multi as LM
 from ..ops import loss_regression as R
+from .linear import Linear
 from .module import Module
 
 
@@ -194,6 +200,110 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return M.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge ``Σ_{i≠y} w[y]·max(0, margin - x[y] + x[i])^p / C``: ``(N, C)``, ``(N,)`` int64."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                    reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge over the target classes (up to the first ``-1``): ``(N, C)``, ``(N, C)`` int64."""
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss averaged over the classes: ``(N, C)``, ``(N, C)`` in ``{0, 1}``."""
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1``: ``(*)``, ``(*)``."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):  # noqa: A002
+        return LM.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with any ``distance_function`` (default pairwise L2)."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return LM.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                    distance_function=self.distance_function, margin=self.margin,
+                                                    swap=self.swap, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A ``Linear`` layer (``self.linear``, ``in_features`` → ``num_classes·prod(out_features)``) followed
+    by cross-entropy, as ``torch.nn.LinearCrossEntropyLoss``: ``(N, in)``, ``(N, *K)`` → the loss; see
+    :func:`~minitorch_ln.ops.loss_linear.linear_cross_entropy`. Raises RuntimeError for a ``weight`` that
+    is not ``(num_classes,)`` or ``label_smoothing`` outside [0, 1] (PyTorch's messages)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features=(), bias: bool = False, device=None,
+                 dtype=None, reduction: str = "mean", weight=None, ignore_index=None, label_smoothing: float = 0.0,
+                 options=None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, options
+        self.linear = Linear(in_features, math.prod(self.out_features) * num_classes, bias=bias, device=device,
+                             dtype=dtype)
+
+    def forward(self, input, target):  # noqa: A002
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        b = None if self.linear.bias is None else self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return LL.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight, reduction=self.reduction,
+                                       ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                       options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, out_features="
+                f"{self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification loss; see :func:`~minitorch_ln.ops.loss_ctc.ctc_loss`.
+    ``forward(log_probs, targets, input_lengths, target_lengths)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(None, None, reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return CTC.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                            self.zero_infinity)
 
 
 class CosineSimilarity(Module):

@@ -1,4 +1,4 @@
-"""``Embedding``: a lookup table of learnable vectors, one row per token id."""
+"""``Embedding``: a lookup table of learnable vectors, one row per token id; ``EmbeddingBag``: bags of them."""
 
 from __future__ import annotations
 
@@ -86,3 +86,42 @@ class Embedding(Module):
         s += f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
         s += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
         return s + (f", norm_type={self.norm_type}" if self.norm_type != 2 else "")
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings, as ``torch.nn.EmbeddingBag``:
+    ``forward(input, offsets=None, per_sample_weights=None)`` → ``(B, embedding_dim)``; see
+    :func:`~minitorch_ln.ops.embedding_bag.embedding_bag`. ``weight`` ``(num_embeddings, embedding_dim)``,
+    N(0, 1) with the ``padding_idx`` row zeroed. Raises ValueError as :class:`Embedding`.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                 _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
+                 device=None, dtype=None):
+        super().__init__()
+        table = Embedding(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, device, dtype, _weight)
+        self.num_embeddings, self.embedding_dim, self.padding_idx = table.num_embeddings, table.embedding_dim, \
+            table.padding_idx
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+        self.weight = table.weight
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight.array[self.padding_idx] = 0
+                self.weight._bump_version()
+
+    def forward(self, input, offsets=None, per_sample_weights=None):  # noqa: A002
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        s += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
+        s += f", norm_type={self.norm_type}" if self.norm_type != 2 else ""
+        s += ", scale_grad_by_freq=True" if self.scale_grad_by_freq else ""
+        s += f", mode='{self.mode}'"
+        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")

@@ -12,6 +12,7 @@ import numpy as np
 from .. import backend
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from .parameter import UninitializedParameter
 
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -104,6 +105,9 @@ class StateDictMixin:
         """
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"load_state_dict expects a mapping of names to tensors, got {type(state_dict).__name__}")
+        for k, p in self.named_parameters():  # a lazy module's parameters take the loaded shapes (PyTorch's hook)
+            if isinstance(p, UninitializedParameter) and k in state_dict:
+                p.materialize(tuple(_to_array_like(state_dict[k], k).shape))
         own = self.state_dict()
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict.keys() if k not in own]

@@ -1,5 +1,5 @@
 """Resizing layers: ``Upsample``, ``UpsamplingNearest2d``, ``UpsamplingBilinear2d``, ``PixelShuffle``,
-``PixelUnshuffle``.
+``PixelUnshuffle``, ``ChannelShuffle``.
 
 Thin wrappers over ``ops/interpolate.py`` and ``ops/pixel_shuffle.py`` with PyTorch's constructor
 arguments (``scale_factor`` stored as a float or a tuple of floats) and ``extra_repr``; no
@@ -9,7 +9,7 @@ parameters. Shapes and errors are those of the functions.
 from __future__ import annotations
 
 from ..ops.interpolate import interpolate
-from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ..ops.pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .module import Module
 
 
@@ -77,3 +77,18 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """``(N, C, *)`` → ``(N, C, *)`` with the channels of ``groups`` groups interleaved; see
+    :func:`~minitorch_ln.ops.pixel_shuffle.channel_shuffle`."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

@@ -14,6 +14,8 @@ from . import (  # the op modules, each with its ``__all__``
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views, out_variants, aliases, complex_parts, complex_math,
+    loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
+    pooling_fractional,
 )
 
 _OP_MODULES = (
@@ -23,6 +25,8 @@ _OP_MODULES = (
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views, aliases, complex_parts, complex_math,
+    loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
+    pooling_fractional,
 )
 
 __all__ = []

@@ -1,4 +1,4 @@
-"""Convolutions: ``conv1d``/``conv2d``, ``conv_transpose1d``/``conv_transpose2d`` (``unfold``/``fold``: ``ops/fold.py``).
+"""Convolutions: ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d`` (``unfold``/``fold``: ``ops/fold.py``).
 
 Forward is im2col + one GEMM (``kernels/im2col.py``). The backward is derived by hand and closed
 under differentiation, so ``create_graph=True`` works to any order. With ``y = conv(x, w)``::
@@ -9,7 +9,8 @@ under differentiation, so ``create_graph=True`` works to any order. With ``y = c
 
 All three maps are bilinear and adjoint to each other, so each one's backward is written with the
 other two (e.g. ``conv_transpose(dy, w)``'s gradient in ``dy`` is ``conv(ddx, w)``, in ``w`` it is
-``conv_weight(ddx, dy)``). 1-d convolutions run as 2-d ones on a height-1 image.
+``conv_weight(ddx, dy)``). 1-d convolutions run as 2-d ones on a height-1 image; 3-d ones run the
+same Functions and kernels (``kernels/im2col.py`` is written for any number of spatial axes).
 Shapes and error messages follow PyTorch (``torch.nn.functional.conv2d`` and friends).
 """
 
@@ -24,7 +25,7 @@ from ..tensor import Tensor
 from ._util import require_float
 from .autocast_policies import autocast
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 ConvDtypeError = DtypeError  # minitorch_ln/errors.py
@@ -90,7 +91,8 @@ def _lift(geom_1d) -> tuple:
 
 # ================================================================================ Functions
 class Conv2dFn(Function):
-    """``y = conv(x, w) + b``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)``, ``b (O,)`` → ``(N, O, OH, OW)``."""
+    """``y = conv(x, w) + b``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)``, ``b (O,)`` → ``(N, O, OH, OW)``
+    (and alike with three spatial axes)."""
 
     @staticmethod
     def forward(ctx, x, w, b, geom, out_hw=None):
@@ -99,16 +101,13 @@ class Conv2dFn(Function):
         need_x, need_w = ctx.needs_input_grad[:2]
         ctx.save_for_backward(x if need_w else None, w if need_x else None)
         ctx.geom, ctx.hw, ctx.w_shape = geom, x.shape[2:], w.shape
-        y, cols = K.conv2d_forward(x, w, *geom, out_hw=out_hw, return_cols=True)  # (N, O, OH, OW)
+        y, cols = K.conv_forward(x, w, *geom, out_hw=out_hw, return_cols=True)  # (N, O, OH, OW)
         # The weight gradient needs these columns again; keeping them (kh·kw times the input's size)
         # saves making them twice, unless they are large. They are a cache, not a saved tensor: x
         # is saved too, so an in-place change of x after the forward is still caught.
         ctx.cols = cols if need_w and cols.nbytes <= KEEP_COLUMNS_BYTES else None
         if b is not None:
-            y += b.reshape(1, -1, 1, 1)
-        return y
-        if b is not None:
-            y += b.reshape(1, -1, 1, 1)
+            y += b.reshape((1, -1) + (1,) * (y.ndim - 2))
         return y
 
     @staticmethod
@@ -118,7 +117,7 @@ class Conv2dFn(Function):
         dx = ConvTranspose2dFn.apply(dy, w, ctx.geom, ctx.hw) if need_x else None
         dw = ConvWeight2dFn.apply(x, dy, ctx.geom, ctx.w_shape[2:], ctx.cols) if need_w else None
         ctx.cols = None
-        db = dy.sum((0, 2, 3)) if need_b else None
+        db = dy.sum((0,) + tuple(range(2, dy.ndim))) if need_b else None
         return dx, dw, db, None, None
 
 
@@ -130,7 +129,7 @@ class ConvTranspose2dFn(Function):
         need_dy, need_w = ctx.needs_input_grad[:2]
         ctx.save_for_backward(dy if need_w else None, w if need_dy else None)
         ctx.geom, ctx.w_shape, ctx.dy_hw = geom, w.shape, dy.shape[2:]
-        return K.conv2d_input_grad(dy, w, hw, *geom)
+        return K.conv_input_grad(dy, w, hw, *geom)
 
     @staticmethod
     def backward(ctx, ddx):
@@ -150,7 +149,7 @@ class ConvWeight2dFn(Function):
         need_x, need_dy = ctx.needs_input_grad[:2]
         ctx.save_for_backward(x if need_dy else None, dy if need_x else None)
         ctx.geom, ctx.hw, ctx.dy_hw = geom, x.shape[2:], dy.shape[2:]
-        return K.conv2d_weight_grad(x, dy, tuple(ksize), *geom, cols=cols)
+        return K.conv_weight_grad(x, dy, tuple(ksize), *geom, cols=cols)
 
     @staticmethod
     def backward(ctx, ddw):
@@ -249,6 +248,14 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast("conv3d")
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-d cross-correlation, as ``torch.nn.functional.conv3d``: ``input (N, C, D, H, W)`` or
+    ``(C, D, H, W)``, ``weight (O, C/groups, kD, kH, kW)`` → ``(N, O, OD, OH, OW)``. The same Functions
+    and kernels as :func:`conv2d`, with a third spatial axis; same arguments and errors."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 # ================================================================================ conv_transpose
 def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     x, unbatched, stride, dilation = _checked_args(op, nd, input, weight, bias, stride, dilation, groups,
@@ -306,4 +313,13 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """1-d transposed convolution: ``input (N, Cin, L)`` or ``(Cin, L)``, ``weight (Cin, Cout/groups, k)``
     → ``(N, Cout, OL)``; see :func:`conv_transpose2d`."""
     return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+@autocast("conv_transpose3d")
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """3-d transposed convolution: ``input (N, Cin, D, H, W)`` or ``(Cin, D, H, W)``, ``weight
+    (Cin, Cout/groups, kD, kH, kW)`` → ``(N, Cout, OD, OH, OW)``; see :func:`conv_transpose2d`."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)

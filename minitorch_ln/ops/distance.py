@@ -1,4 +1,4 @@
-"""Distances and normalization: ``normalize``, ``cosine_similarity``, ``pairwise_distance``, ``cdist``.
+"""Distances and normalization: ``normalize``, ``cosine_similarity``, ``pairwise_distance``, ``cdist``, ``pdist``.
 
 All are compositions of Tensor ops over ``linalg_vector_norm`` (``Tensor.norm``), whose gradient
 is 0 where the norm is 0, following PyTorch's composite definitions (``aten/.../Distance.cpp``,
@@ -10,20 +10,27 @@ is 0 where the norm is 0, following PyTorch's composite definitions (``aten/.../
   formula (each vector scaled first, so the result stays in [-1, 1]); PyTorch clamps the norms in
   place under ``no_grad``, so the gradient flows as if unclamped. We reproduce that.
 - ``pairwise_distance(x1, x2) = ‖x1 - x2 + eps‖_p`` over the last dimension.
+- ``pdist(x)``: ``‖x[i] - x[j]‖_p`` for ``i < j``; a ``Function`` whose backward is ATen's
+  ``pdist_backward`` written in Tensor ops (for ``p = inf`` every tied maximum gets the full gradient,
+  which a composed ``amax`` would split).
 """
 
 from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from .. import backend
+from ..autograd.function import Function
+from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim, promote
 from .autocast_policies import autocast
 from .loss_regression import check_tensors, clamp_min_straight_through
 from .shape import broadcast_to, unsqueeze
 
-__all__ = ["cdist", "cosine_similarity", "normalize", "pairwise_distance"]
+__all__ = ["cdist", "cosine_similarity", "normalize", "pairwise_distance", "pdist"]
 
 
 def _p(p, op, allow_negative=True):
@@ -126,3 +133,73 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         return diff.sum(-1)  # no columns: every distance is 0
     return diff.norm(p, -1)
 
+
+class Pdist(Function):
+    """``y[k] = ‖x[i_k] - x[j_k]‖_p`` over the pairs ``i < j`` in row-major order: ``(N, M)`` → ``(N(N-1)/2,)``."""
+
+    @staticmethod
+    def forward(ctx, x, p):
+        xp = get_array_module(x)
+        i, j = np.triu_indices(x.shape[0], 1)
+        ctx.save_for_backward(x)
+        ctx.p, ctx.pairs = p, (i, j)
+        d = np.abs(x[i] - x[j]) if xp is np else xp.abs(x[xp.asarray(i)] - x[xp.asarray(j)])  # (P, M)
+        if p == 0:
+            return (d != 0).sum(axis=1).astype(x.dtype)
+        if p == np.inf:
+            return d.max(axis=1, initial=0).astype(x.dtype)
+        if p == 1:
+            return d.sum(axis=1)
+        if p == 2:
+            return xp.sqrt((d * d).sum(axis=1))
+        return ((d ** p).sum(axis=1) ** (1 / p)).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        p, (i, j) = ctx.p, ctx.pairs
+        xp = get_array_module(x.array)
+        it, jt = Tensor._from_op(xp.asarray(i.astype(np.int64))), Tensor._from_op(xp.asarray(j.astype(np.int64)))
+        diff = x.index_select(0, it) - x.index_select(0, jt)  # (P, M)
+        dist = Pdist.apply(x, p).unsqueeze(1)  # (P, 1), differentiable
+        zero = diff * 0
+        if p == 0:
+            return x * 0, None
+        if p == 1:
+            coef = diff.sign()
+        elif p == 2:
+            coef = diff / dist
+        elif p == np.inf:
+            coef = diff.sign() * Tensor._from_op(xp.asarray(np.abs(diff.array) == dist.array).astype(x.dtype))
+        elif p < 2:
+            coef = diff.sign() * diff.abs().pow(p - 1) / dist.pow(p - 1)
+            if p < 1:
+                coef = _where_const(diff.array == 0, zero, coef)
+        else:
+            coef = diff * diff.abs().pow(p - 2) / dist.pow(p - 1)
+        rows = _where_const(xp.broadcast_to(dist.array == 0, diff.shape), zero, coef) * dy.unsqueeze(1)  # (P, M)
+        dx = (x * 0).index_add(0, it, rows).index_add(0, jt, -rows)  # (N, M)
+        return dx, None
+
+
+def _where_const(mask, a, b):
+    from .selection import where  # noqa: PLC0415 - selection imports the comparison ops; kept local
+
+    return where(Tensor._from_op(mask), a, b)
+
+
+@autocast("pdist")
+def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
+    """The ``p``-norm distance between every pair of rows ``i < j`` of ``input (N, M)`` → ``(N(N-1)/2,)``,
+    in row-major pair order, as ``torch.nn.functional.pdist`` (``p = 0`` counts differing entries,
+    ``p = inf`` is the largest difference). The gradient is 0 where a distance is 0 (ATen's rule).
+
+    Raises RuntimeError for an input that is not 2-D or a negative ``p``; TypeError for integers.
+    """
+    check_tensors("pdist", input=input)
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    p = _p(p, "pdist", allow_negative=False)
+    if input.dtype.kind != "f":
+        raise TypeError(f"pdist only supports floating-point dtypes, got {input.dtype}")
+    return Pdist.apply(input, p)

@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..errors import ShapeError
 from ..tensor import Tensor
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["channel_shuffle", "pixel_shuffle", "pixel_unshuffle"]
 
 
 # ================================================================================ array forms
@@ -114,3 +114,28 @@ def pixel_unshuffle(input, downscale_factor) -> Tensor:
             raise ShapeError(f"pixel_unshuffle expects {what} to be divisible by downscale_factor, but "
                              f"input.size({d})={input.shape[d]} is not divisible by {r}")
     return PixelUnshuffleFn.apply(input, r)
+
+
+def channel_shuffle(input, groups) -> Tensor:  # noqa: A002
+    """Interleave the channels of ``groups`` groups (ShuffleNet, Zhang et al. 2018): ``(N, C, *)`` →
+    ``(N, C, *)`` with channel ``g·(C/groups) + k`` moved to ``k·groups + g``, as
+    ``torch.nn.functional.channel_shuffle``. A view-and-copy (reshape, transpose, reshape), so every
+    derivative follows; any dtype.
+
+    Raises RuntimeError (PyTorch's messages) for fewer than 3 dims, ``groups <= 0``, or channels not
+    divisible by ``groups``; TypeError for a non-Tensor or a non-int ``groups``.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"channel_shuffle: input must be a Tensor, got {type(input).__name__}")
+    if not isinstance(groups, int) or isinstance(groups, bool):
+        raise TypeError(f"channel_shuffle: groups must be an int, got {type(groups).__name__}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    y = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)  # (N, C/g, g, *)
+    return y.reshape((n, c) + rest)

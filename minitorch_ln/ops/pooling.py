@@ -1,4 +1,4 @@
-"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``.
+"""Pooling: ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``.
 
 Max pooling finds each window's argmax on arrays (PyTorch's choice: the first maximum in row-major
 window order, the last NaN if there is one) and is then a *gather* with fixed indices; its gradient
@@ -6,7 +6,7 @@ is the adjoint scatter, whose gradient is the gather again (``GatherFlat``/``Sca
 Average pooling is a window sum (im2col summed over the window; adjoint: col2im of the broadcast
 ``dy``) divided by PyTorch's divisor. Adaptive average pooling is the separable linear map
 ``A_h @ x @ A_wᵀ`` (``Separable``, whose adjoint uses the transposed matrices). 1-d pools run as
-2-d ones on a height-1 image. Window bounds follow ATen's ``pooling_output_shape`` and
+2-d ones on a height-1 image; 3-d pools run the same Functions and kernels with a third axis. Window bounds follow ATen's ``pooling_output_shape`` and
 ``adaptive_avg_pool`` (``start = ⌊o·I/O⌋``, ``end = ⌈(o+1)·I/O⌉``).
 """
 
@@ -25,8 +25,8 @@ from ._util import require_float
 from .convolution import ntuple
 
 __all__ = [
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d",
-    "avg_pool2d", "max_pool1d", "max_pool2d"
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d"
 ]
 
 
@@ -58,12 +58,12 @@ class ScatterFlat(Function):
 
 
 class WindowSum(Function):
-    """``y = Σ_window x``: ``(N, C, H, W)`` → ``(N, C, OH, OW)`` over zero-padded windows."""
+    """``y = Σ_window x``: ``(N, C, *S)`` → ``(N, C, *O)`` over zero-padded windows."""
 
     @staticmethod
     def forward(ctx, x, geom):
         ctx.geom, ctx.hw = geom, x.shape[2:]
-        return K.im2col(x, *geom).sum(axis=(2, 3))
+        return K.im2col(x, *geom).sum(axis=tuple(range(2, 2 + len(geom[0]))))
 
     @staticmethod
     def backward(ctx, dy):
@@ -77,9 +77,10 @@ class WindowSumT(Function):
     def forward(ctx, dy, geom, hw):
         xp = get_array_module(dy)
         ctx.geom = geom
-        (kh, kw), stride, pads, dilation = geom
-        N, C, OH, OW = dy.shape
-        cols = xp.broadcast_to(dy.reshape(N, C, 1, 1, OH, OW), (N, C, kh, kw, OH, OW))
+        ksize, stride, pads, dilation = geom
+        N, C, *outs = dy.shape
+        nd = len(ksize)
+        cols = xp.broadcast_to(dy.reshape((N, C) + (1,) * nd + tuple(outs)), (N, C) + tuple(ksize) + tuple(outs))
         return K.col2im(cols, hw, stride, pads, dilation)
 
     @staticmethod
@@ -88,16 +89,20 @@ class WindowSumT(Function):
 
 
 class Separable(Function):
-    """``y = a @ x @ bᵀ`` over the last two dims, for constant matrices ``a (OH, H)``, ``b (OW, W)``."""
+    """``y = a @ x @ bᵀ`` over the last two dims, for constant matrices ``a (OH, H)``, ``b (OW, W)``
+    (with ``c``: the map along the last three dims, ``a`` on the first of them)."""
 
     @staticmethod
-    def forward(ctx, x, a, b):
-        ctx.a, ctx.b = a, b
-        return K.separable(x, a, b)
+    def forward(ctx, x, a, b, c=None):
+        ctx.mats = (a, b, c)
+        return K.separable(x, a, b, c)
 
     @staticmethod
     def backward(ctx, dy):
-        return Separable.apply(dy, ctx.a.T, ctx.b.T), None, None
+        a, b, c = ctx.mats
+        if c is None:
+            return Separable.apply(dy, a.T, b.T), None, None
+        return Separable.apply(dy, a.T, b.T, c.T), None, None, None
 
 
 # ================================================================================ geometry
@@ -112,7 +117,7 @@ def _as_4d(op, x, nd):
         raise RuntimeError(f"{op}: expected input with non-zero sizes for the non-batch dimensions, but got input of "
                            f"size: {list(x.shape)}")
     unbatched = x.ndim == nd + 1
-    x4 = x.unsqueeze(0) if unbatched else x
+    x4 = x.unsqueeze(0) if unbatched else x  # (N, C, *S): 2 or 3 spatial axes
     if nd == 1:
         x4 = x4.unsqueeze(2)
 
@@ -135,7 +140,7 @@ def _pool_geometry(op, x4, nd, kernel_size, stride, padding, dilation, ceil_mode
         if pp < 0 or pp > kk // 2:
             raise RuntimeError(f"{op}: pad should be at most half of kernel size, but got pad={pp}, kernel_size={kk}"
                                f" and dilation={dd}")
-    sizes = x4.shape[2:] if nd == 2 else x4.shape[3:]
+    sizes = x4.shape[-nd:]
     outs = []
     for n, kk, ss, pp, dd in zip(sizes, k, s, p, d):
         o = (n + 2 * pp - dd * (kk - 1) - 1 + (ss - 1 if ceil_mode else 0)) // ss + 1
@@ -157,8 +162,8 @@ def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, 
     x4, restore = _as_4d(op, input, nd)
     geom, _, outs = _pool_geometry(op, x4, nd, kernel_size, stride, padding, dilation, ceil_mode, avg=False)
     idx, empty = K.window_argmax(x4.array, *geom)
-    crop = (slice(None), slice(None), slice(None, 1 if nd == 1 else outs[0]), slice(None, outs[-1]))
-    idx, empty = idx[crop], empty[crop]  # (N, C, OH, OW)
+    crop = (Ellipsis,) + tuple(slice(None, o) for o in outs)
+    idx, empty = idx[crop], empty[crop]  # (N, C, *O)
     if empty.any():  # windows entirely in the padding: -inf, no gradient (PyTorch sends one elsewhere)
         xp = get_array_module(idx)
         y = GatherFlat.apply(x4, xp.where(empty, 0, idx)).masked_fill(Tensor._from_op(empty), -np.inf)
@@ -187,6 +192,12 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-d max pooling ``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, OD, OH, OW)``; indices are flat
+    ``d·H·W + h·W + w``; see :func:`max_pool2d` (same ties, NaN and errors)."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
 # ================================================================================ average pooling
 def _divisor_1d(n, k, s, p, out, count_include_pad):
     start = np.arange(out) * s - p
@@ -202,15 +213,21 @@ def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, count_incl
     geom, p, outs = _pool_geometry(op, x4, nd, kernel_size, stride, padding, 1, ceil_mode, avg=True)
     k, s = geom[0][-nd:], geom[1][-nd:]
     sizes = x4.shape[-nd:]
-    sums = WindowSum.apply(x4, geom)[:, :, :1 if nd == 1 else outs[0], :outs[-1]]  # (N, C, OH, OW)
+    if nd == 3 and any(n < kk for n, kk in zip(sizes, k)):  # ATen's pool3d_shape_check(check_input_size=True)
+        raise RuntimeError(f"{op}: input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    sums = WindowSum.apply(x4, geom)[(Ellipsis,) + tuple(slice(None, o) for o in outs)]  # (N, C, *O)
     xp = get_array_module(x4.array)
     if divisor_override is not None:
         if not isinstance(divisor_override, numbers.Number) or divisor_override == 0:
             raise RuntimeError(f"{op}: divisor must be not zero, got divisor_override={divisor_override!r}")
-        div = np.full((1, 1), float(divisor_override))
+        div = np.full((1,) * max(nd, 2), float(divisor_override))
     else:
         per_axis = [_divisor_1d(n, kk, ss, pp, o, count_include_pad) for n, kk, ss, pp, o in zip(sizes, k, s, p, outs)]
-        div = np.outer(per_axis[0], per_axis[-1]) if nd == 2 else per_axis[0].reshape(1, -1)
+        div = per_axis[0].reshape(1, -1) if nd == 1 else np.ones(())
+        if nd > 1:
+            for a, d in enumerate(per_axis):
+                div = div * d.reshape([-1 if i == a else 1 for i in range(nd)])
     return restore(sums / Tensor._from_op(xp.asarray(div.astype(x4.dtype))))
 
 
@@ -229,6 +246,13 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """1-d average pooling ``(N, C, L)`` or ``(C, L)`` → ``(N, C, OL)`` (no ``divisor_override``, as in
     PyTorch); see :func:`avg_pool2d`."""
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling ``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, OD, OH, OW)``; see :func:`avg_pool2d`."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
 
 
 # ================================================================================ adaptive pooling
@@ -259,11 +283,11 @@ def _avg_matrix(n, o, dtype, xp):
 def _adaptive_avg(op, nd, input, output_size):
     x4, restore = _as_4d(op, input, nd)
     require_float(x4, op)
-    H, W = x4.shape[2:]
     out = _adaptive_sizes(op, output_size, x4.shape[-nd:], nd)
-    OH, OW = (1,) + out if nd == 1 else out
+    out = (1,) + out if nd == 1 else out
     xp = get_array_module(x4.array)
-    return restore(Separable.apply(x4, _avg_matrix(H, OH, x4.dtype, xp), _avg_matrix(W, OW, x4.dtype, xp)))
+    mats = [_avg_matrix(n, o, x4.dtype, xp) for n, o in zip(x4.shape[2:], out)]  # (O_a, S_a) per axis
+    return restore(Separable.apply(x4, *mats))
 
 
 def adaptive_avg_pool2d(input, output_size) -> Tensor:
@@ -277,27 +301,39 @@ def adaptive_avg_pool1d(input, output_size) -> Tensor:
     return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
 
 
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, *output_size)``; see :func:`adaptive_avg_pool2d`."""
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
 def _adaptive_max(op, nd, input, output_size, return_indices):
     x4, restore = _as_4d(op, input, nd)
-    N, C, H, W = x4.shape
+    N, C, *sizes = x4.shape
     out = _adaptive_sizes(op, output_size, x4.shape[-nd:], nd)
-    OH, OW = (1,) + out if nd == 1 else out
+    out = (1,) + out if nd == 1 else out
     xp = get_array_module(x4.array)
-    (hs, he), (ws, we) = _bounds(H, OH), _bounds(W, OW)
-    kh, kw = int((he - hs).max()), int((we - ws).max())
-    hi, wi = hs[:, None] + np.arange(kh), ws[:, None] + np.arange(kw)  # (OH, kh), (OW, kw)
-    valid = (hi < he[:, None])[:, :, None, None] & (wi < we[:, None])[None, None]  # (OH, kh, OW, kw)
-    hi, wi = np.minimum(hi, H - 1), np.minimum(wi, W - 1)
-    flat = xp.asarray((hi[:, :, None, None] * W + wi[None, None]).transpose(0, 2, 1, 3).reshape(OH, OW, kh * kw))
-    win = x4.array.reshape(N, C, H * W)[:, :, flat]  # (N, C, OH, OW, kh·kw)
+    m = len(sizes)
+    # per axis a: the window cells (O_a, k_a), placed at axis a (outputs) and m + a (cells) of (*O, *k)
+    flat, valid = np.zeros((1,) * 2 * m, dtype=np.int64), np.ones((1,) * 2 * m, dtype=bool)
+    for a, (n, o) in enumerate(zip(sizes, out)):
+        start, end = _bounds(n, o)
+        cells = start[:, None] + np.arange(int((end - start).max()) if o else 0)  # (O_a, k_a)
+        shape = [1] * 2 * m
+        shape[a], shape[m + a] = cells.shape
+        valid = valid & (cells < end[:, None]).reshape(shape)
+        flat = flat * n + np.minimum(cells, n - 1).reshape(shape)
+    kk = int(np.prod(flat.shape[m:]))
+    valid = np.broadcast_to(valid, flat.shape).reshape(tuple(out) + (kk,))
+    flat = xp.asarray(flat.reshape(tuple(out) + (kk,)))  # (*O, k) flat cell indices
+    win = x4.array.reshape(N, C, int(np.prod(sizes)))[:, :, flat]  # (N, C, *O, k)
     fill = -np.inf if backend.is_floating(x4.dtype) else np.iinfo(x4.dtype).min
-    win = xp.where(xp.asarray(valid.transpose(0, 2, 1, 3).reshape(OH, OW, kh * kw)), win, fill)
+    win = xp.where(xp.asarray(valid), win, fill)
     kidx = xp.argmax(win, axis=-1)  # first maximum in row-major window order
     if backend.is_floating(x4.dtype):
         isnan = xp.isnan(win)
-        kidx = xp.where(isnan.any(axis=-1), kh * kw - 1 - xp.argmax(isnan[..., ::-1], axis=-1), kidx)
+        kidx = xp.where(isnan.any(axis=-1), kk - 1 - xp.argmax(isnan[..., ::-1], axis=-1), kidx)
     idx = xp.take_along_axis(xp.broadcast_to(flat, (N, C) + flat.shape), kidx[..., None], axis=-1)[..., 0]
-    idx = xp.ascontiguousarray(idx.astype(np.int64))  # (N, C, OH, OW)
+    idx = xp.ascontiguousarray(idx.astype(np.int64))  # (N, C, *O)
     y = restore(GatherFlat.apply(x4, idx))
     return (y, restore(Tensor._from_op(idx))) if return_indices else y
 
@@ -312,3 +348,9 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Adaptive max pooling ``(N, C, L)`` or ``(C, L)`` → ``(N, C, output_size)``."""
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Adaptive max pooling ``(N, C, D, H, W)`` or ``(C, D, H, W)`` → ``(N, C, *output_size)``; indices flat
+    ``d·H·W + h·W + w``; see :func:`adaptive_max_pool2d`."""
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
