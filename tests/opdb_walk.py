@@ -18,6 +18,7 @@ holds every op to its recorded outcome.
 from __future__ import annotations
 
 import collections
+import dis
 import numbers
 import types
 import warnings
@@ -73,7 +74,10 @@ def _alias_namespace(name: str):
 
 
 def resolve(op):
-    """minitorch_ln's function for an OpInfo (through the alias's namespaces), or None."""
+    """minitorch_ln's function for an OpInfo, or None: a function in the alias's namespaces; else, for an
+    OpInfo whose op is a Tensor method or property only (``x.contiguous()``, ``x.T``, ``Tensor.__radd__``),
+    the database's own wrapper (rebound by :func:`function_for`) when every name it uses exists here, or a
+    call of the same-named method of minitorch_ln's Tensor."""
     parts = op.name.split(".")
     ns = "torch" if len(parts) == 1 else "torch." + ".".join(parts[:-1])
     if ns not in torch_alias.NAMESPACES:
@@ -81,8 +85,34 @@ def resolve(op):
     try:
         fn = getattr(_alias_namespace(ns), parts[-1])
     except AttributeError:
+        fn = None
+    if callable(fn):
+        return fn
+    if ns != "torch":
         return None
-    return fn if callable(fn) else None
+    if _is_db_wrapper(op.op):
+        return op.op if _wrapper_names_exist(op.op) else None
+    method = getattr(op.method_variant, "__name__", None)
+    if method and hasattr(mt.Tensor, method):
+        return lambda self, *args, **kwargs: getattr(self, method)(*args, **kwargs)
+    return None
+
+
+def _is_db_wrapper(fn) -> bool:
+    return getattr(fn, "__module__", "").startswith("torch.testing") and hasattr(fn, "__code__")
+
+
+def _wrapper_names_exist(fn) -> bool:
+    """Whether every attribute a database wrapper reads exists here: ``torch.X`` in the alias's ``torch``,
+    anything else (``x.contiguous``, ``torch.Tensor.item``) on minitorch_ln's Tensor."""
+    torch_ns, prev = _alias_namespace("torch"), None
+    for ins in dis.get_instructions(fn):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            owner = torch_ns if prev is not None and prev.opname == "LOAD_GLOBAL" and prev.argval == "torch" else mt.Tensor
+            if not hasattr(owner, ins.argval):
+                return False
+        prev = ins
+    return True
 
 
 class _Namespace:
@@ -111,7 +141,7 @@ def function_for(op):
     fn = resolve(op)
     if fn is None:
         return None
-    if getattr(op.op, "__module__", "").startswith("torch.testing") and hasattr(op.op, "__code__"):
+    if _is_db_wrapper(op.op):
         return rebind(op.op)
     return fn
 
