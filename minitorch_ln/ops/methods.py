@@ -30,6 +30,11 @@ from .inplace import _InPlace
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
 from .linalg_norms import norm
+from .broadcasting import ravel, sum_to_size
+from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
+from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
+from .view_copies import split_with_sizes, unsafe_chunk, unsafe_split
+from .view_scatter import as_strided_scatter, diagonal_scatter, select_scatter, slice_scatter
 from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, vdot
 from .random import bernoulli, bernoulli_, cauchy_, exponential_, geometric_, log_normal_, multinomial, random_
 from .reorder import _flip_method, _tile_method, fliplr, flipud, repeat, repeat_interleave, roll, rot90
@@ -192,6 +197,13 @@ METHODS = {
     "clamp_": _InPlace.clamp_, "masked_fill_": _InPlace.masked_fill_, "_everywhere": _InPlace._everywhere,
     "copy_": _InPlace.copy_, "fill_": _InPlace.fill_, "zero_": _InPlace.zero_, "uniform_": _InPlace.uniform_,
     "normal_": _InPlace.normal_,
+    # products_add.py, float_parts.py, broadcasting.py, view_copies.py, view_scatter.py
+    "addmv": addmv, "addbmm": addbmm, "addr": addr, "addcmul": addcmul, "addcdiv": addcdiv, "addcmul_": _addcmul_,
+    "addcdiv_": _addcdiv_, "inner": inner, "trace": trace, "dist": dist, "frexp": frexp, "ldexp": ldexp,
+    "nextafter": nextafter, "gcd": gcd, "lcm": lcm, "positive": positive, "deg2rad": deg2rad, "rad2deg": rad2deg,
+    "ravel": ravel, "sum_to_size": sum_to_size, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_chunk": unsafe_chunk, "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
+    "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter,
 }
 
 
