@@ -14,7 +14,7 @@ from . import (  # the op modules, each with its ``__all__``
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
-    products_add, float_parts, view_scatter, view_copies, broadcasting,  # torch.* breadth (issue 24)
+    products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
 )
 
 _OP_MODULES = (
@@ -24,7 +24,7 @@ _OP_MODULES = (
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
-    products_add, float_parts, view_scatter, view_copies, broadcasting,  # torch.* breadth (issue 24)
+    products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
 )
 
 __all__ = []

@@ -53,6 +53,7 @@ from .unary import (  # noqa: A004
     round, sgn, sign, signbit, square, trunc
 )
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
+from .special_bessel import igamma, igammac
 from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
 from .strided_views import as_strided, unfold_windows
 from .view_ops import (
@@ -203,7 +204,7 @@ METHODS = {
     "nextafter": nextafter, "gcd": gcd, "lcm": lcm, "positive": positive, "deg2rad": deg2rad, "rad2deg": rad2deg,
     "ravel": ravel, "sum_to_size": sum_to_size, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
     "unsafe_chunk": unsafe_chunk, "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
-    "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter,
+    "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter, "igamma": igamma, "igammac": igammac,
 }
 
 
