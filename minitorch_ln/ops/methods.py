@@ -31,6 +31,7 @@ from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
 from .linalg_norms import norm
 from .broadcasting import ravel, sum_to_size
+from .covariance import corrcoef, cov
 from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
 from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
 from .view_copies import split_with_sizes, unsafe_chunk, unsafe_split
@@ -205,6 +206,7 @@ METHODS = {
     "ravel": ravel, "sum_to_size": sum_to_size, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
     "unsafe_chunk": unsafe_chunk, "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
     "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter, "igamma": igamma, "igammac": igammac,
+    "cov": cov, "corrcoef": corrcoef,
 }
 
 
