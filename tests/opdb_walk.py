@@ -41,7 +41,7 @@ RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "
 # Outputs defined up to a sign per column (eigenvectors, singular vectors): each column is turned so
 # that its largest entry is positive, on both sides, before comparing; gradients of such outputs are
 # compared by the ops' own tests (gauge-invariant losses), not here.
-GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,)}
+GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,)}  # torch.svd returns V (columns)
 
 
 def _fix_sign(x, transpose):
@@ -60,7 +60,7 @@ def gauge(op, ours, theirs):
         return ours, theirs
     ours, theirs = list(ours), list(theirs)
     for i in GAUGE_OPS[op.name]:
-        transpose = op.name.endswith("svd") and i == 2  # Vh: rows are the vectors
+        transpose = op.name == "linalg.svd" and i == 2  # Vh: rows are the vectors (torch.svd's V: columns)
         ours[i], theirs[i] = _fix_sign(ours[i], transpose), _fix_sign(theirs[i], transpose)
     return tuple(ours), tuple(theirs)
 

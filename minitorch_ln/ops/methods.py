@@ -29,6 +29,9 @@ from .index_ops import index_add, index_copy, index_fill, index_select, masked_s
 from .inplace import _InPlace
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
+from .linalg_torch import (
+    cholesky, cholesky_inverse, cholesky_solve, logdet, pinverse, qr, svd, triangular_solve
+)
 from .linalg_norms import norm
 from .broadcasting import ravel, sum_to_size
 from .covariance import corrcoef, cov
@@ -206,7 +209,9 @@ METHODS = {
     "ravel": ravel, "sum_to_size": sum_to_size, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
     "unsafe_chunk": unsafe_chunk, "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
     "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter, "igamma": igamma, "igammac": igammac,
-    "cov": cov, "corrcoef": corrcoef,
+    "cov": cov, "corrcoef": corrcoef, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse, "qr": qr, "svd": svd, "pinverse": pinverse,
+    "triangular_solve": triangular_solve, "logdet": logdet,
 }
 
 
