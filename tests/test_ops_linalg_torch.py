@@ -61,7 +61,7 @@ def test_gradcheck_contiguous_and_noncontiguous(name, ours, theirs, make, rng):
 @pytest.mark.parametrize("name,ours,theirs,make", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_matches_torch(name, ours, theirs, make, dtype, rng):
-    tol = dict(rtol=2e-4, atol=2e-4) if dtype == np.float32 else {}
+    tol = {"rtol": 2e-4, "atol": 2e-4} if dtype == np.float32 else {}
     compare_with_torch(ours, theirs, [a.astype(dtype) for a in make(rng)], **tol)
 
 
@@ -81,7 +81,11 @@ def test_svd_returns_v_and_zero_factors_without_uv(dtype, rng):
 def test_svd_gradient_of_a_gauge_invariant_loss(rng):
     # U diag(S) Vᵀ rebuilt: invariant under the per-column sign of U and V, so its gradient is well defined
     a = rng.standard_normal((4, 3))
-    gradcheck_noncontiguous(lambda t: (lambda u, s, v: (u * s) @ v.mT)(*mt.svd(t)), [a])
+    def rebuilt(t):
+        u, s, v = mt.svd(t)
+        return (u * s) @ v.mT
+
+    gradcheck_noncontiguous(rebuilt, [a])
 
 
 def test_edge_values_by_the_math():
