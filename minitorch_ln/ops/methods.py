@@ -29,6 +29,7 @@ from .index_ops import index_add, index_copy, index_fill, index_select, masked_s
 from .inplace import _InPlace
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
+from .matrix_exp import matrix_exp
 from .linalg_torch import (
     cholesky, cholesky_inverse, cholesky_solve, logdet, pinverse, qr, svd, triangular_solve
 )
@@ -211,7 +212,7 @@ METHODS = {
     "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter, "igamma": igamma, "igammac": igammac,
     "cov": cov, "corrcoef": corrcoef, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse, "qr": qr, "svd": svd, "pinverse": pinverse,
-    "triangular_solve": triangular_solve, "logdet": logdet,
+    "triangular_solve": triangular_solve, "logdet": logdet, "matrix_exp": matrix_exp,
 }
 
 
