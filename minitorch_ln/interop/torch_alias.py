@@ -97,6 +97,8 @@ NAMESPACES = {
     "torch.autograd": (("minitorch_ln.autograd",), dict),
     "torch.linalg": (("minitorch_ln.linalg",), dict),
     "torch.special": (("minitorch_ln.special",), dict),
+    "torch.signal": (("minitorch_ln.signal",), dict),
+    "torch.signal.windows": (("minitorch_ln.signal.windows",), dict),
     "torch.cuda": (("minitorch_ln.cuda",), dict),
     "torch.cuda.amp": ((), lambda: {"autocast": amp.CudaAutocast, "GradScaler": amp.CudaGradScaler}),
     "torch.cpu": ((), lambda: {"is_available": lambda: True, "device_count": lambda: 1}),
