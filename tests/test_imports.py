@@ -18,7 +18,7 @@ LAYERS = [
     ("backend", ["backend", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
     ("kernels", ["kernels"]),
     ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
-    ("ops", ["ops", "linalg", "special", "signal"]),
+    ("ops", ["ops", "linalg", "special", "signal", "masked"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp", "grad_scaler"]),
     ("utils.data, io, interop", ["utils", "serialization", "safe_globals", "interop", "onnx"]),

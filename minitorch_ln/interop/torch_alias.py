@@ -99,6 +99,7 @@ NAMESPACES = {
     "torch.special": (("minitorch_ln.special",), dict),
     "torch.signal": (("minitorch_ln.signal",), dict),
     "torch.signal.windows": (("minitorch_ln.signal.windows",), dict),
+    "torch.masked": (("minitorch_ln.masked",), dict),
     "torch.cuda": (("minitorch_ln.cuda",), dict),
     "torch.cuda.amp": ((), lambda: {"autocast": amp.CudaAutocast, "GradScaler": amp.CudaGradScaler}),
     "torch.cpu": ((), lambda: {"is_available": lambda: True, "device_count": lambda: 1}),
