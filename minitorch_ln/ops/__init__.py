@@ -15,7 +15,7 @@ from . import (  # the op modules, each with its ``__all__``
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
     products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
-    integration, covariance, linalg_torch, matrix_exp, factories,
+    integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
 )
 
 _OP_MODULES = (
@@ -26,7 +26,7 @@ _OP_MODULES = (
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views,
     products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
-    integration, covariance, linalg_torch, matrix_exp, factories,
+    integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
 )
 
 __all__ = []
