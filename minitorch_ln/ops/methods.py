@@ -37,6 +37,7 @@ from .linalg_norms import norm
 from .broadcasting import ravel, sum_to_size
 from .covariance import corrcoef, cov
 from .factories import _new_empty_strided
+from .reshaping_reductions import nanquantile, renorm
 from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
 from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
 from .view_copies import split_with_sizes, unsafe_chunk, unsafe_split
@@ -214,7 +215,7 @@ METHODS = {
     "cov": cov, "corrcoef": corrcoef, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse, "qr": qr, "svd": svd, "pinverse": pinverse,
     "triangular_solve": triangular_solve, "logdet": logdet, "matrix_exp": matrix_exp,
-    "new_empty_strided": _new_empty_strided,
+    "new_empty_strided": _new_empty_strided, "nanquantile": nanquantile, "renorm": renorm,
 }
 
 
