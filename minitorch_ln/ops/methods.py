@@ -38,6 +38,7 @@ from .broadcasting import ravel, sum_to_size
 from .covariance import corrcoef, cov
 from .factories import _new_empty_strided
 from .reshaping_reductions import nanquantile, renorm
+from .index_reduce import _index_reduce_, _put_, index_reduce, put
 from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
 from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
 from .view_copies import split_with_sizes, unsafe_chunk, unsafe_split
@@ -216,6 +217,7 @@ METHODS = {
     "cholesky_inverse": cholesky_inverse, "qr": qr, "svd": svd, "pinverse": pinverse,
     "triangular_solve": triangular_solve, "logdet": logdet, "matrix_exp": matrix_exp,
     "new_empty_strided": _new_empty_strided, "nanquantile": nanquantile, "renorm": renorm,
+    "index_reduce": index_reduce, "put": put, "index_reduce_": _index_reduce_, "put_": _put_,
 }
 
 
