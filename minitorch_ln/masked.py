@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backend
 from .errors import DtypeError
+from .ops.binary import logaddexp as _logaddexp
 from .ops.comparison import isnan
 from .ops.linalg_norms import linalg_vector_norm
 from .ops.selection import where
@@ -190,8 +191,6 @@ def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mas
 
 def logaddexp(input: Tensor, other: Tensor, *, dtype=None, input_mask=None, other_mask=None) -> Tensor:
     """``log(exp(input) + exp(other))`` elementwise, each operand's masked-out elements taken as -inf."""
-    from .ops.binary import logaddexp as _logaddexp
-
     dt = _dt(input, dtype)
     return _logaddexp(_combine("logaddexp", input, input_mask), _combine("logaddexp", other, other_mask)).to(dt)
 

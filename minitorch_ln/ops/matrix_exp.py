@@ -25,9 +25,9 @@ __all__ = ["matrix_exp"]
 def _expm(a):
     xp = get_array_module(a)
     if xp.__name__ == "numpy":
-        from scipy.linalg import expm
+        from scipy.linalg import expm  # noqa: PLC0415 - SciPy is a dependency; imported where used
     else:  # pragma: no cover - needs a GPU
-        from cupyx.scipy.linalg import expm
+        from cupyx.scipy.linalg import expm  # noqa: PLC0415
     if a.size == 0:
         return a.copy()
     if a.ndim == 2:

@@ -25,14 +25,14 @@ __all__ = ["igamma", "igammac"]  # torch.*; the rest are torch.special's only (m
 
 def _sp(x):
     if get_array_module(x).__name__ == "numpy":
-        import scipy.special as sp
+        import scipy.special as sp  # noqa: PLC0415
     else:  # pragma: no cover - needs a GPU
-        import cupyx.scipy.special as sp
+        import cupyx.scipy.special as sp  # noqa: PLC0415
     return sp
 
 
 def _unary(name: str, scipy_name: str):
-    def fn(input: Tensor) -> Tensor:
+    def fn(input: Tensor) -> Tensor:  # noqa: A002
         x = _float_operand(input, f"special.{name}")
         return Tensor._from_op(_special(scipy_name, x.array))
 
@@ -54,7 +54,7 @@ scaled_modified_bessel_k0 = _unary("scaled_modified_bessel_k0", "k0e")
 scaled_modified_bessel_k1 = _unary("scaled_modified_bessel_k1", "k1e")
 
 
-def spherical_bessel_j0(input: Tensor) -> Tensor:
+def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
     """``sin(x)/x`` (1 at 0), the spherical Bessel function of order 0; ints give float32; no gradient."""
     x = _float_operand(input, "special.spherical_bessel_j0").array
     xp = get_array_module(x)
@@ -62,7 +62,7 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:
     return Tensor._from_op(xp.where(xp.isinf(x), 0, y).astype(x.dtype, copy=False))
 
 
-def airy_ai(input: Tensor) -> Tensor:
+def airy_ai(input: Tensor) -> Tensor:  # noqa: A002
     """``Ai(x)``, the Airy function of the first kind; ints give float32; no gradient."""
     x = _float_operand(input, "special.airy_ai").array
     src = x.astype("float32") if x.dtype == "float16" else x
@@ -75,7 +75,7 @@ def airy_ai(input: Tensor) -> Tensor:
 
 
 def _polynomial(name: str, scipy_name: str, shift: bool = False):
-    def fn(input, n) -> Tensor:
+    def fn(input, n) -> Tensor:  # noqa: A002
         x, deg = _operands(input, n, f"special.{name}", to_float=True)
         xa, na = x.array, deg.array
         xp = get_array_module(xa)
@@ -106,7 +106,7 @@ def _chebyshev_vw(name: str, sign: int, shift: bool = False):
     second: ``V_n = U_n - U_{n-1}``, ``W_n = U_n + U_{n-1}`` (Mason & Handscomb, *Chebyshev Polynomials*,
     2003, eq. 1.17), ``U_{-1} = 0``; so ``V_1 = 2x - 1`` and ``W_1 = 2x + 1``."""
 
-    def fn(input, n) -> Tensor:
+    def fn(input, n) -> Tensor:  # noqa: A002
         x, deg = _operands(input, n, f"special.{name}", to_float=True)
         xa, na = x.array, deg.array
         xp = get_array_module(xa)
@@ -148,7 +148,7 @@ class Zeta(Function):
         return None, dy * -x * Zeta.apply(x + 1.0, q)  # ∂/∂q ζ(x, q) = -x ζ(x + 1, q)
 
 
-def zeta(input, other) -> Tensor:
+def zeta(input, other) -> Tensor:  # noqa: A002
     """The Hurwitz zeta function ``ζ(x, q) = Σ_k (k + q)^(-x)``; numbers allowed on either side, broadcast;
     ints give float32. Gradient ``-x·ζ(x + 1, q)`` for ``q``; none for ``x`` (backward raises, as PyTorch)."""
     x, q = _operands(input, other, "special.zeta", to_float=True)
@@ -181,7 +181,7 @@ class IncompleteGamma(Function):
 
 
 def _igamma(name: str, upper: bool):
-    def fn(input, other) -> Tensor:
+    def fn(input, other) -> Tensor:  # noqa: A002
         a, x = _operands(input, other, name, to_float=True)
         return IncompleteGamma.apply(a, x, upper)
 
