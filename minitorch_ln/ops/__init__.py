@@ -16,7 +16,7 @@ from . import (  # the op modules, each with its ``__all__``
     special_fns, counting, reduction_nan, strided_views,
     products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
-    reshaping_reductions, index_reduce, linalg_lu,
+    reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
 )
 
 _OP_MODULES = (
@@ -28,7 +28,7 @@ _OP_MODULES = (
     special_fns, counting, reduction_nan, strided_views,
     products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
-    reshaping_reductions, index_reduce, linalg_lu,
+    reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
 )
 
 __all__ = []
