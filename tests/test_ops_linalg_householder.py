@@ -32,8 +32,8 @@ def test_matches_torch(dtype, rng):
     compare_with_torch(mt.ormqr, torch.ormqr, [qr.numpy(), tau.numpy(), c], **tol)
     s = rng.standard_normal((3, 4, 4)).astype(dtype)
     s = s + np.swapaxes(s, -1, -2)
-    LD, piv, info = mt.linalg.ldl_factor_ex(mt.tensor(s))
-    tLD, tpiv, tinfo = torch.linalg.ldl_factor_ex(torch.tensor(s))
+    LD, piv, _ = mt.linalg.ldl_factor_ex(mt.tensor(s))
+    tLD, tpiv, _ = torch.linalg.ldl_factor_ex(torch.tensor(s))
     assert_close(LD, tLD, dtype, "LD", **tol)
     np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
     b = rng.standard_normal((3, 4, 2)).astype(dtype)
@@ -44,7 +44,7 @@ def test_matches_torch(dtype, rng):
 def test_edge_values():
     q = mt.linalg.householder_product(mt.zeros(3, 2), mt.zeros(0))  # no reflectors: the identity's columns
     np.testing.assert_array_equal(q.numpy(), np.eye(3, 2))
-    LD, piv, info = mt.linalg.ldl_factor_ex(mt.zeros(2, 2))  # a zero matrix: D singular, LAPACK's info > 0
+    _, _, info = mt.linalg.ldl_factor_ex(mt.zeros(2, 2))  # a zero matrix: D singular, LAPACK's info > 0
     assert info.item() > 0
     assert mt.geqrf(mt.zeros(0, 3, 2)).tau.shape == (0, 2)
 
