@@ -42,6 +42,7 @@ from .index_reduce import _index_reduce_, _put_, index_reduce, put
 from .linalg_lu import lu, lu_solve
 from .linalg_householder import geqrf, ormqr
 from .nonzero_static import nonzero_static
+from .resize import _H, _mH, _resize_, resize_as_
 from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
 from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
 from .view_copies import split_with_sizes, unsafe_chunk, unsafe_split
@@ -222,6 +223,7 @@ METHODS = {
     "new_empty_strided": _new_empty_strided, "nanquantile": nanquantile, "renorm": renorm,
     "index_reduce": index_reduce, "put": put, "index_reduce_": _index_reduce_, "put_": _put_,
     "lu": lu, "lu_solve": lu_solve, "geqrf": geqrf, "ormqr": ormqr, "nonzero_static": nonzero_static,
+    "resize_": _resize_, "resize_as_": resize_as_, "H": property(_H), "mH": property(_mH),
 }
 
 
