@@ -50,6 +50,6 @@ def test_bad_input_names_what_came():
     with pytest.raises(RuntimeError, match="cannot resize a view"):
         mt.ones(2, 2)[0].resize_(1)
     with pytest.raises(RuntimeError, match=r"tensor.H is only supported on matrices \(2-D tensors\). Got 3-D"):
-        mt.ones(2, 2, 2).H
+        mt.ones(2, 2, 2).H  # noqa: B018 - the property raises
     with pytest.raises(RuntimeError, match="tensor.mH is only supported on matrices or batches of matrices"):
-        mt.ones(2).mH
+        mt.ones(2).mH  # noqa: B018
