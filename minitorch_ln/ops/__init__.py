@@ -17,7 +17,7 @@ from . import (  # the op modules, each with its ``__all__``
     products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
     reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
-    resize, numeric_gradient, histogram_dd,
+    resize, numeric_gradient, histogram_dd, lowrank,
 )
 
 _OP_MODULES = (
@@ -30,7 +30,7 @@ _OP_MODULES = (
     products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
     reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
-    resize, numeric_gradient, histogram_dd,
+    resize, numeric_gradient, histogram_dd, lowrank,
 )
 
 __all__ = []
