@@ -50,7 +50,7 @@ def test_edge_values():
     assert mt.hash_tensor(mt.zeros(0)).item() == 0  # xor over nothing
     h = mt.hash_tensor(mt.tensor([np.nan, np.inf, -0.0], dtype="float64")).item()
     assert h == int(np.bitwise_xor.reduce(np.array([np.nan, np.inf, -0.0]).view(np.uint64)))
-    u, s, v = mt.svd_lowrank(mt.zeros(3, 3), q=2)
+    _, s, _ = mt.svd_lowrank(mt.zeros(3, 3), q=2)
     assert s.tolist() == [0.0, 0.0]
 
 
