@@ -41,8 +41,8 @@ RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "
 # Outputs defined up to a sign per column (eigenvectors, singular vectors): each column is turned so
 # that its largest entry is positive, on both sides, before comparing; gradients of such outputs are
 # compared by the ops' own tests (gauge-invariant losses), not here.
-GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,), "svd_lowrank": (0, 2),
-             "pca_lowrank": (0, 2)}  # torch.svd returns V (columns)
+# torch.svd and pca_lowrank return V (vectors as columns), linalg.svd Vh (as rows)
+GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,), "pca_lowrank": (0, 2)}
 
 
 def _fix_sign(x, transpose):

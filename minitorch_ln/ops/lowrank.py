@@ -1,5 +1,5 @@
-"""``svd_lowrank`` and ``pca_lowrank``: the rank-``q`` truncated SVD (of ``A - M``, or of the column-centered
-``A``), and ``hash_tensor``, the xor of the elements' 64-bit patterns.
+"""``pca_lowrank`` (and the ``svd_lowrank`` it runs, not exported: see ``__all__``): the rank-``q`` truncated SVD
+(of ``A - M``, or of the column-centered ``A``), and ``hash_tensor``, the xor of the elements' 64-bit patterns.
 
 PyTorch computes the low-rank factors by randomized subspace iteration (Halko, Martinsson & Tropp 2011,
 Algorithm 5.1), an approximation of the truncated SVD whose error shrinks with ``niter``; here they are the
@@ -21,7 +21,9 @@ from . import linalg_decomp
 from ._util import normalize_dims
 from .linalg_ops import check_matrix
 
-__all__ = ["hash_tensor", "pca_lowrank", "svd_lowrank"]
+# svd_lowrank is not a torch.* name here: PyTorch's is a randomized approximation whose values differ from the exact
+# truncated SVD (and from run to run) when rank(A) > q, so it is kept internal, under pca_lowrank
+__all__ = ["hash_tensor", "pca_lowrank"]
 
 LowRankResult = namedtuple("LowRankResult", ["U", "S", "V"])
 
