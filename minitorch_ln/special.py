@@ -12,10 +12,13 @@ from .ops.softmax import log_softmax as _log_softmax
 from .ops.softmax import softmax as _softmax
 from .ops.special_bessel import (
     airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u,
+    chebyshev_polynomial_v, chebyshev_polynomial_w, shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w,
     hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l, legendre_polynomial_p, modified_bessel_i0,
     modified_bessel_i1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1,
     shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, spherical_bessel_j0, zeta
 )
+from .ops.special_bessel import igamma as gammainc
+from .ops.special_bessel import igammac as gammaincc
 from .ops.special_fns import (
     digamma, entr, erfcx, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc, xlog1py
 )
@@ -36,10 +39,12 @@ def log_softmax(input, dim, dtype=None):  # noqa: A002
 
 
 __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
-           "chebyshev_polynomial_u", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "gammainc", "gammaincc",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
            "legendre_polynomial_p", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "spherical_bessel_j0", "zeta",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "zeta",
            "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1",
            "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
            "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]

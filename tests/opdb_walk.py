@@ -19,6 +19,7 @@ holds every op to its recorded outcome.
 from __future__ import annotations
 
 import collections
+import dis
 import numbers
 import types
 import warnings
@@ -43,7 +44,8 @@ RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "
 # Outputs defined up to a sign per column (eigenvectors, singular vectors): each column is turned so
 # that its largest entry is positive, on both sides, before comparing; gradients of such outputs are
 # compared by the ops' own tests (gauge-invariant losses), not here.
-GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,)}
+# torch.svd and pca_lowrank return V (vectors as columns), linalg.svd Vh (as rows)
+GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,), "pca_lowrank": (0, 2)}
 
 
 def _fix_sign(x, transpose):
@@ -62,7 +64,7 @@ def gauge(op, ours, theirs):
         return ours, theirs
     ours, theirs = list(ours), list(theirs)
     for i in GAUGE_OPS[op.name]:
-        transpose = op.name.endswith("svd") and i == 2  # Vh: rows are the vectors
+        transpose = op.name == "linalg.svd" and i == 2  # Vh: rows are the vectors (torch.svd's V: columns)
         ours[i], theirs[i] = _fix_sign(ours[i], transpose), _fix_sign(theirs[i], transpose)
     return tuple(ours), tuple(theirs)
 
@@ -76,7 +78,10 @@ def _alias_namespace(name: str):
 
 
 def resolve(op):
-    """minitorch_ln's function for an OpInfo (through the alias's namespaces), or None."""
+    """minitorch_ln's function for an OpInfo, or None: a function in the alias's namespaces; else, for an
+    OpInfo whose op is a Tensor method or property only (``x.contiguous()``, ``x.T``, ``Tensor.__radd__``),
+    the database's own wrapper (rebound by :func:`function_for`) when every name it uses exists here, or a
+    call of the same-named method of minitorch_ln's Tensor."""
     parts = op.name.split(".")
     ns = "torch" if len(parts) == 1 else "torch." + ".".join(parts[:-1])
     if ns not in torch_alias.NAMESPACES:
@@ -84,8 +89,37 @@ def resolve(op):
     try:
         fn = getattr(_alias_namespace(ns), parts[-1])
     except AttributeError:
+        fn = None
+    if callable(fn):
+        return fn
+    if ns != "torch":
         return None
-    return fn if callable(fn) else None
+    if _is_db_wrapper(op.op):
+        # the op itself must exist here too (a wrapper may reach torch through a helper the check cannot see,
+        # as svd_lowrank's): a Tensor method or property of that name (or its in-place form, cauchy -> cauchy_)
+        named = any(hasattr(mt.Tensor, n) for n in (parts[-1], parts[-1] + "_"))
+        return op.op if named and _wrapper_names_exist(op.op) else None
+    method = getattr(op.method_variant, "__name__", None)
+    if method and hasattr(mt.Tensor, method):
+        return lambda self, *args, **kwargs: getattr(self, method)(*args, **kwargs)
+    return None
+
+
+def _is_db_wrapper(fn) -> bool:
+    return getattr(fn, "__module__", "").startswith("torch.testing") and hasattr(fn, "__code__")
+
+
+def _wrapper_names_exist(fn) -> bool:
+    """Whether every attribute a database wrapper reads exists here: ``torch.X`` in the alias's ``torch``,
+    anything else (``x.contiguous``, ``torch.Tensor.item``) on minitorch_ln's Tensor."""
+    torch_ns, prev = _alias_namespace("torch"), None
+    for ins in dis.get_instructions(fn):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            owner = torch_ns if prev is not None and prev.opname == "LOAD_GLOBAL" and prev.argval == "torch" else mt.Tensor
+            if not hasattr(owner, ins.argval):
+                return False
+        prev = ins
+    return True
 
 
 class _Namespace:
@@ -121,7 +155,7 @@ def function_for(op):
     fn = resolve(op)
     if fn is None:
         return None
-    if getattr(op.op, "__module__", "").startswith("torch.testing") and hasattr(op.op, "__code__"):
+    if _is_db_wrapper(op.op):
         return rebind(op.op)
     return fn
 

@@ -18,7 +18,7 @@ LAYERS = [
     ("backend", ["backend", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
     ("kernels", ["kernels"]),
     ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
-    ("ops", ["ops", "linalg", "special", "fft"]),
+    ("ops", ["ops", "linalg", "special", "fft", "signal", "masked"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp", "grad_scaler"]),
     ("utils.data, io, interop, distributed", ["utils", "serialization", "safe_globals", "torch_format", "interop",

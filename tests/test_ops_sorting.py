@@ -230,3 +230,9 @@ def test_quantile_of_a_0d_tensor_with_keepdim_is_0d_as_torch():
         compare_with_torch(lambda t, p, d=dim: quantile(t, p, d, True), lambda t, p, d=dim: torch.quantile(t, p, d, True),
                            [np.array(2.0), np.array([0.5, 0.2])])
     assert quantile(mt.tensor(2.0), 0.5, dim=0, keepdim=True).shape == ()
+
+
+def test_quantile_at_a_whole_rank_reads_the_value_even_when_infinite():
+    # regression: lo + 0 * (inf - inf) was NaN (silently wrong); PyTorch gives inf and -inf here
+    assert mt.quantile(mt.tensor([float("inf"), 1.0]), 1.0).item() == float("inf")
+    assert mt.quantile(mt.tensor([-float("inf"), 1.0, 2.0]), 0.0).item() == -float("inf")

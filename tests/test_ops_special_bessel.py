@@ -17,7 +17,8 @@ UNARY = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0
          "spherical_bessel_j0", "airy_ai"]
 POLY = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "shifted_chebyshev_polynomial_t",
         "shifted_chebyshev_polynomial_u", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
-        "legendre_polynomial_p"]
+        "legendre_polynomial_p", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w"]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -73,3 +74,39 @@ def test_property_chebyshev_of_cosine(theta, n):
     np.testing.assert_allclose(special.chebyshev_polynomial_t(c, n).array, [math.cos(n * theta)], atol=1e-9)
     np.testing.assert_allclose(special.chebyshev_polynomial_u(c, n).array * math.sin(theta),
                                [math.sin((n + 1) * theta)], atol=1e-9)
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.floats(0.01, math.pi - 0.01), st.integers(0, 12))
+def test_property_chebyshev_v_w_of_cosine(theta, n):
+    # V_n(cos θ) = cos((n + 1/2)θ) / cos(θ/2), W_n(cos θ) = sin((n + 1/2)θ) / sin(θ/2) (Mason & Handscomb 1.8-1.9)
+    c = mt.tensor([math.cos(theta)], dtype=mt.float64)
+    np.testing.assert_allclose(special.chebyshev_polynomial_v(c, n).array,
+                               [math.cos((n + 0.5) * theta) / math.cos(theta / 2)], atol=1e-8)
+    np.testing.assert_allclose(special.chebyshev_polynomial_w(c, n).array,
+                               [math.sin((n + 0.5) * theta) / math.sin(theta / 2)], atol=1e-8)
+    s = mt.tensor([(math.cos(theta) + 1) / 2], dtype=mt.float64)  # shifted: argument 2x - 1
+    np.testing.assert_allclose(special.shifted_chebyshev_polynomial_v(s, n).array,
+                               special.chebyshev_polynomial_v(c, n).array, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("ours,theirs", [(mt.igamma, torch.igamma), (mt.igammac, torch.igammac),
+                                         (special.gammainc, torch.special.gammainc)])
+def test_incomplete_gamma_matches_torch_with_gradient_in_other(ours, theirs, dtype, rng):
+    a, x = rng.uniform(0.2, 4.0, (3, 4)).astype(dtype), rng.uniform(0.1, 5.0, (4,)).astype(dtype)
+    compare_with_torch(ours, theirs, [a, x], requires_grad=[False, True], rtol=1e-4 if dtype == np.float32 else None)
+    gradcheck_noncontiguous(lambda x: ours(mt.tensor(a.astype(np.float64)), x), [x.astype(np.float64)], gg=True)
+
+
+def test_incomplete_gamma_edges_and_errors():
+    # P(a, 0) = 0, P(a, inf) = 1, P(1, x) = 1 - e^-x (DLMF 8.4.5); a <= 0 or x < 0 is NaN, as scipy and PyTorch
+    p = mt.igamma(mt.tensor([2.0, 2.0, 1.0, -1.0, 1.0], dtype="float64"),
+                  mt.tensor([0.0, math.inf, 0.5, 1.0, -1.0], dtype="float64")).array
+    np.testing.assert_allclose(p[:3], [0.0, 1.0, 1 - math.exp(-0.5)])
+    assert np.isnan(p[3:]).all()
+    assert mt.igammac(mt.tensor([1, 2]), mt.tensor([1, 1])).dtype == mt.float32
+    with pytest.raises(RuntimeError, match="derivative for 'input' .* is not implemented"):
+        mt.igamma(t64([2.0]), t64([1.0])).sum().backward()
+    with pytest.raises(TypeError):
+        mt.igamma([1.0], mt.tensor([1.0]))

@@ -30,10 +30,13 @@ KNOWN: dict[str, str] = {
     # deliberate: PyTorch's float64 approximations are off at 1e-7 here; SciPy (ours) agrees with mpmath
     "special.bessel_j0": "torch's j0(-5.4215) = -0.0337815018, mpmath and ours -0.0337813128",
     "special.bessel_y1": "torch's y1(5.5761) = -0.0489863143, mpmath and ours -0.0489859933",
+    # deliberate: the elements as_strided_scatter overwrites do not reach its output; PyTorch passes them the
+    # upstream gradient, ours is 0 (finite differences agree with ours: tests/test_ops_view_copies.py)
+    "as_strided_scatter": "PyTorch's input gradient at the scattered positions is the upstream gradient; the maths' is 0",
 }
 
 # Coverage floors: the number of OpInfos / ModuleInfos the alias provides may only grow.
-PROVIDED_OPS_AT_LEAST = 462
+PROVIDED_OPS_AT_LEAST = 600
 PROVIDED_MODULES_AT_LEAST = 114
 
 OPS = opdb_walk.op_database()

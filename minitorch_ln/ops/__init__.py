@@ -16,6 +16,10 @@ from . import (  # the op modules, each with its ``__all__``
     special_fns, counting, reduction_nan, strided_views, out_variants, aliases, complex_parts, complex_math,
     loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
     pooling_fractional,
+    products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
+    integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
+    reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
+    resize, numeric_gradient, histogram_dd, lowrank,
 )
 
 _OP_MODULES = (
@@ -27,6 +31,10 @@ _OP_MODULES = (
     special_fns, counting, reduction_nan, strided_views, aliases, complex_parts, complex_math,
     loss_multi, pooling_lp, bilinear_map, pooling_unpool, loss_linear, loss_ctc, embedding_bag,
     pooling_fractional,
+    products_add, float_parts, view_scatter, view_copies, broadcasting, special_bessel,  # torch.* breadth (issue 24)
+    integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
+    reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
+    resize, numeric_gradient, histogram_dd, lowrank,
 )
 
 __all__ = []

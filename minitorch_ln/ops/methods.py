@@ -36,7 +36,24 @@ from .inplace_variants import inplace_methods
 from .linalg_decomp import det, slogdet
 from .linalg_ops import inv
 from .method_aliases import FUNCTION_METHODS, OTHER_METHODS
+from .matrix_exp import matrix_exp
+from .linalg_torch import (
+    cholesky, cholesky_inverse, cholesky_solve, logdet, pinverse, qr, svd, triangular_solve
+)
 from .linalg_norms import norm
+from .broadcasting import ravel, sum_to_size
+from .covariance import corrcoef, cov
+from .factories import _new_empty_strided
+from .reshaping_reductions import nanquantile, renorm
+from .index_reduce import _index_reduce_, _put_, index_reduce, put
+from .linalg_lu import lu, lu_solve
+from .linalg_householder import geqrf, ormqr
+from .nonzero_static import nonzero_static
+from .resize import _H, _mH, _resize_, resize_as_
+from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
+from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
+from .view_copies import split_with_sizes, unsafe_chunk, unsafe_split
+from .view_scatter import as_strided_scatter, diagonal_scatter, select_scatter, slice_scatter
 from .products import addmm, baddbmm, bmm, cross, dot, kron, mm, mv, outer, vdot
 from .random import bernoulli, bernoulli_, cauchy_, exponential_, geometric_, log_normal_, multinomial, random_
 from .reorder import _flip_method, _tile_method, fliplr, flipud, repeat, repeat_interleave, roll, rot90
@@ -55,6 +72,7 @@ from .unary import (  # noqa: A004
     round, sgn, sign, signbit, square, trunc
 )
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
+from .special_bessel import igamma, igammac
 from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
 from .strided_views import as_strided, unfold_windows
 from .view_ops import (
@@ -213,6 +231,20 @@ METHODS = {
     **inplace_methods(),
     # autograd/post_accumulate.py: a hook run after backward adds into .grad (DistributedDataParallel uses it)
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
+    # products_add.py, float_parts.py, broadcasting.py, view_copies.py, view_scatter.py
+    "addmv": addmv, "addbmm": addbmm, "addr": addr, "addcmul": addcmul, "addcdiv": addcdiv, "addcmul_": _addcmul_,
+    "addcdiv_": _addcdiv_, "inner": inner, "trace": trace, "dist": dist, "frexp": frexp, "ldexp": ldexp,
+    "nextafter": nextafter, "gcd": gcd, "lcm": lcm, "positive": positive, "deg2rad": deg2rad, "rad2deg": rad2deg,
+    "ravel": ravel, "sum_to_size": sum_to_size, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_chunk": unsafe_chunk, "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
+    "slice_scatter": slice_scatter, "as_strided_scatter": as_strided_scatter, "igamma": igamma, "igammac": igammac,
+    "cov": cov, "corrcoef": corrcoef, "cholesky": cholesky, "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse, "qr": qr, "svd": svd, "pinverse": pinverse,
+    "triangular_solve": triangular_solve, "logdet": logdet, "matrix_exp": matrix_exp,
+    "new_empty_strided": _new_empty_strided, "nanquantile": nanquantile, "renorm": renorm,
+    "index_reduce": index_reduce, "put": put, "index_reduce_": _index_reduce_, "put_": _put_,
+    "lu": lu, "lu_solve": lu_solve, "geqrf": geqrf, "ormqr": ormqr, "nonzero_static": nonzero_static,
+    "resize_": _resize_, "resize_as_": resize_as_, "H": property(_H), "mH": property(_mH),
 }
 
 

@@ -292,6 +292,7 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation
             wt = where(Tensor._from_op(has_nan), 0.0, reshape(q, shape) * float(n - 1) - Tensor._from_op(below))
         # torch.lerp's two forms: start + w·(end - start) for w < 0.5, else end - (end - start)·(1 - w)
         out = where(Tensor._from_op(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))
+        out = where(Tensor._from_op(below == above), lo, out)  # a whole rank reads one value (inf - inf is NaN)
     out = permute(out, (axis, *[d for d in range(x.ndim) if d != axis]))  # (Q, *reduced)
     if keepdim and input.ndim:  # a 0-d input keeps its 0 dims
         out = reshape(out, (Q,) + (1,) * input.ndim) if dim is None else unsqueeze(out, axis + 1)

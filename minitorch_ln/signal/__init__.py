@@ -1,0 +1,5 @@
+"""``minitorch_ln.signal``: the ``torch.signal`` namespace (its ``windows`` submodule)."""
+
+from . import windows
+
+__all__ = ["windows"]
