@@ -21,7 +21,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._dep import require_onnx as _require_onnx
 from .errors import OnnxExporterError, UnsupportedOperatorError
-from .trace import flatten_inputs
+from .trace import flatten_inputs, replace_inputs
 
 __all__ = ["OnnxExporterError", "UnsupportedOperatorError", "dynamo_export", "export", "is_in_onnx_export"]
 
@@ -133,7 +133,15 @@ def _split_args(args, kwargs):
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray):
             raise TypeError(f"minitorch_ln.onnx.export: args[{i}] is a NumPy array; pass a Tensor")
-    return args, kwargs
+    tensor_kw = sorted(k for k, v in kwargs.items() if flatten_inputs((v,)))
+    if tensor_kw:  # they would be baked in as constants, their input names dropped
+        raise OnnxExporterError(f"minitorch_ln.onnx.export: Tensor keyword arguments {tensor_kw} cannot become "
+                                "graph inputs here; pass them positionally in args (in the forward's order)")
+    flat, seen, fresh = flatten_inputs(args), set(), []
+    for t in flat:  # one example Tensor passed twice: each place is its own graph input
+        fresh.append(Tensor(t.array.copy(), device=t.device) if id(t) in seen else t)
+        seen.add(id(t))
+    return (replace_inputs(args, fresh) if len(seen) < len(flat) else args), kwargs
 
 
 def _default_input_names(model, args) -> list:

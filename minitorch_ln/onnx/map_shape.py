@@ -179,5 +179,5 @@ MAPPINGS = {
     indexing.Cat: _cat, indexing.Split: _split, indexing.GetItem: _getitem, reorder.Flip: _flip,
     reorder.Repeat: _repeat, Gather: _gather, ScatterAdd: _scatter_add,
     index_ops.IndexSelect: _index_select, conversion.Cast: _cast, conversion.Clone: _identity,
-    grids.Triangle: _triangle,
+    grids.Tril: _triangle, grids.Triu: _triangle,  # triu/tril record these subclasses of Triangle
 }
