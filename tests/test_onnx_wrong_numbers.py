@@ -217,3 +217,22 @@ def test_embedding_max_norm_is_refused():
     emb = nn.Embedding(10, 4, max_norm=0.5)
     with pytest.raises((OnnxExporterError, UnsupportedOperatorError), match="in-place|max_norm"):
         export(emb, (mt.tensor(np.array([[1, 2, 3]])),), None)
+
+
+def test_training_modes():
+    from minitorch_ln.onnx import TrainingMode
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)).eval()
+    with pytest.raises(UnsupportedOperatorError, match="dropout in training mode"):
+        export(model, (mt.randn(2, 3),), None, training=TrainingMode.TRAINING)  # used to export eval silently
+    assert not model.training and not model[1].training  # its modes restored
+    with pytest.raises(UnsupportedOperatorError, match="dropout in training mode"):
+        export(model, (mt.randn(2, 3),), None, training=True)
+    model.train()
+    model[0].eval()  # a mixed mode is restored as it was
+    with pytest.raises(UnsupportedOperatorError, match="dropout in training mode"):
+        export(model, (mt.randn(2, 3),), None, training=TrainingMode.PRESERVE)
+    export(model, (mt.randn(2, 3),), None, training=TrainingMode.EVAL)
+    assert model.training and not model[0].training and model[1].training
+    with pytest.raises(OnnxExporterError, match="training must be a TrainingMode"):
+        export(model, (mt.randn(2, 3),), None, training="train")
