@@ -57,16 +57,18 @@ def _resized(args, in_axes, sign, tie=False):
             sizes.setdefault(key(sym, t.shape[ax]), t.shape[ax])
     new = {}
     for sym, size in sizes.items():
-        step = 1
-        while True:
+        fallback = None  # when every size in reach clashes (small sizes): one merely distinct, as before
+        for step in range(1, 65):
             cand = size + sign * step
             if cand < 1:
-                new[sym] = size  # cannot shrink: the caller reports it
                 break
-            if not any(_clash(cand, o) for o in list(new.values()) + sorted(fixed)) or step > 64:
+            if fallback is None and cand not in new.values():
+                fallback = cand
+            if not any(_clash(cand, o) for o in list(new.values()) + sorted(fixed)):
                 new[sym] = cand
                 break
-            step += 1
+        if sym not in new:
+            new[sym] = fallback if fallback is not None else size  # unchanged: the caller reports it
     out = []
     for t, axes in zip(flat, in_axes):
         if not axes:
