@@ -90,7 +90,7 @@ UNARY = {
     "abs": mt.abs, "neg": mt.neg, "exp": mt.exp, "sin": mt.sin, "cos": mt.cos, "tan": mt.tan, "atan": mt.atan,
     "sinh": mt.sinh, "cosh": mt.cosh, "asinh": mt.asinh, "erf": mt.erf, "erfc": mt.erfc, "tanh": mt.tanh,
     "sigmoid": mt.sigmoid, "relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "softplus": lambda x: F.softplus(x, beta=2.0, threshold=1.0), "mish": F.mish, "logsigmoid": F.logsigmoid,
+    "softplus": lambda x: F.softplus(x, beta=2.0, threshold=1.0), "mish": F.mish, "silu": F.silu, "logsigmoid": F.logsigmoid,
     "softsign": F.softsign, "tanhshrink": F.tanhshrink, "elu": F.elu, "selu": F.selu, "celu": F.celu,
     "leaky_relu": lambda x: F.leaky_relu(x, 0.1), "hardtanh": F.hardtanh, "hardsigmoid": F.hardsigmoid,
     "hardswish": F.hardswish, "threshold": lambda x: F.threshold(x, 0.1, 20.0), "hardshrink": F.hardshrink,

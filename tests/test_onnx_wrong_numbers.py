@@ -236,3 +236,18 @@ def test_training_modes():
     assert model.training and not model[0].training and model[1].training
     with pytest.raises(OnnxExporterError, match="training must be a TrainingMode"):
         export(model, (mt.randn(2, 3),), None, training="train")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_silu_maps_with_its_edge_values(dtype):
+    class M(nn.Module):
+        def forward(self, x):
+            return mt.nn.functional.silu(x)
+
+    # silu(-inf) is the limit 0 (the formula x * sigmoid(x) would give -inf * 0 = NaN); silu(inf) = inf;
+    # NaN stays NaN; the rest against the eager op
+    x = np.array([-np.inf, -1e4, -3.0, -0.0, 0.0, 1e-30, 2.0, 6e4, np.inf, np.nan], dtype)
+    sess = _ort(M(), (mt.tensor(x),), input_names=["x"])
+    got = sess.run(None, {"x": x})[0]
+    assert got[0] == 0 and got[8] == np.inf and np.isnan(got[9])
+    np.testing.assert_allclose(got, _eager(M(), x), rtol=2e-3 if dtype == np.float16 else 1e-6, equal_nan=True)
