@@ -103,7 +103,7 @@ UNARY = {
     "cumsum": lambda x: mt.cumsum(x, 1), "flip": lambda x: mt.flip(x, [0, 1]), "repeat": lambda x: x.repeat(2, 1, 3),
     "reshape": lambda x: x.reshape(-1, 2, 2), "permute": lambda x: x.t(), "expand": lambda x: x[:, None].expand(-1, 5, 4),
     "cat": lambda x: mt.cat([x, x * 2], 1), "split": lambda x: x.split([1, 3], dim=1), "clone": lambda x: x.clone(),
-    "cast": lambda x: x.double(), "triu": lambda x: mt.triu(x, 1), "tril": lambda x: mt.tril(x, -1), "getitem": lambda x: x[1:, None, ::2],
+    "cast": lambda x: x.double(), "triu": lambda x: mt.triu(x, 1), "pad": lambda x: F.pad(x, (1, 2, 0, 1), value=-1.5), "tril": lambda x: mt.tril(x, -1), "getitem": lambda x: x[1:, None, ::2],
     "getitem_int": lambda x: x[:, -1], "getitem_array": lambda x: x[:, [0, 2, 2]], "glu": lambda x: F.glu(x, 1),
     "sum_to": lambda x: sum_to(x, (1, 4)),
 }
