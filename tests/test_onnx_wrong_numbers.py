@@ -251,3 +251,28 @@ def test_silu_maps_with_its_edge_values(dtype):
     got = sess.run(None, {"x": x})[0]
     assert got[0] == 0 and got[8] == np.inf and np.isnan(got[9])
     np.testing.assert_allclose(got, _eager(M(), x), rtol=2e-3 if dtype == np.float16 else 1e-6, equal_nan=True)
+
+
+def test_resnet_basic_block_keeps_its_residual():
+    class Block(nn.Module):  # torchvision's BasicBlock: ReLU(inplace=True) and `out += identity`
+        def __init__(self):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(4, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+            self.c2, self.b2 = nn.Conv2d(4, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.b1(self.c1(x)))
+            out = self.b2(self.c2(out))
+            out += identity
+            return self.relu(out)
+
+    mt.manual_seed(0)
+    model = Block()
+    model(mt.randn(4, 4, 6, 6))  # running statistics that are not 0/1
+    model.eval()
+    sess = _ort(model, (mt.randn(2, 4, 6, 6),), input_names=["x"], dynamic_axes={"x": {0: "b"}})
+    for batch in (2, 3):
+        xr = RNG.standard_normal((batch, 4, 6, 6)).astype(np.float32)
+        np.testing.assert_allclose(sess.run(None, {"x": xr})[0], _eager(model, xr), rtol=1e-5, atol=1e-5)
