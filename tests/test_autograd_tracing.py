@@ -47,3 +47,20 @@ def test_traces_do_not_nest_and_an_error_ends_the_trace():
     with pytest.raises(ZeroDivisionError), tracing(lambda *a: None):
         raise ZeroDivisionError
     assert function._tracer is None
+
+
+def test_in_place_writes_are_reported_and_take_the_op_path():
+    ops, writes = [], []
+    x = mt.tensor(np.array([[1.0, -2.0, 3.0]], dtype=np.float32))
+    with mt.no_grad(), tracing(lambda cls, *a: ops.append(cls), lambda t, r: writes.append((t, r))):
+        y = x * 1.0
+        y += 1.0  # without a trace, the NumPy fast path: no op, no report
+        y.mul_(3.0)
+        y[:, 0] = 5.0  # the setitem fast path also steps aside
+    assert ops[:3] == [Mul, Add, Mul] and len(writes) == 3
+    assert all(t is y for t, _ in writes)
+    # [[1, -2, 3]] + 1 = [[2, -1, 4]], * 3 = [[6, -3, 12]]; the write results are those values
+    np.testing.assert_array_equal(writes[1][1].numpy(), [[6.0, -3.0, 12.0]])
+    np.testing.assert_array_equal(y.numpy(), [[5.0, -3.0, 12.0]])
+    from minitorch_ln.autograd import tracing as tracing_module
+    assert tracing_module._on_write is None and not tracing_module.active()  # off after the block

@@ -90,7 +90,7 @@ UNARY = {
     "abs": mt.abs, "neg": mt.neg, "exp": mt.exp, "sin": mt.sin, "cos": mt.cos, "tan": mt.tan, "atan": mt.atan,
     "sinh": mt.sinh, "cosh": mt.cosh, "asinh": mt.asinh, "erf": mt.erf, "erfc": mt.erfc, "tanh": mt.tanh,
     "sigmoid": mt.sigmoid, "relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "softplus": lambda x: F.softplus(x, beta=2.0, threshold=1.0), "mish": F.mish, "logsigmoid": F.logsigmoid,
+    "softplus": lambda x: F.softplus(x, beta=2.0, threshold=1.0), "mish": F.mish, "silu": F.silu, "logsigmoid": F.logsigmoid,
     "softsign": F.softsign, "tanhshrink": F.tanhshrink, "elu": F.elu, "selu": F.selu, "celu": F.celu,
     "leaky_relu": lambda x: F.leaky_relu(x, 0.1), "hardtanh": F.hardtanh, "hardsigmoid": F.hardsigmoid,
     "hardswish": F.hardswish, "threshold": lambda x: F.threshold(x, 0.1, 20.0), "hardshrink": F.hardshrink,
@@ -103,7 +103,7 @@ UNARY = {
     "cumsum": lambda x: mt.cumsum(x, 1), "flip": lambda x: mt.flip(x, [0, 1]), "repeat": lambda x: x.repeat(2, 1, 3),
     "reshape": lambda x: x.reshape(-1, 2, 2), "permute": lambda x: x.t(), "expand": lambda x: x[:, None].expand(-1, 5, 4),
     "cat": lambda x: mt.cat([x, x * 2], 1), "split": lambda x: x.split([1, 3], dim=1), "clone": lambda x: x.clone(),
-    "cast": lambda x: x.double(), "triu": lambda x: mt.triu(x, 1), "getitem": lambda x: x[1:, None, ::2],
+    "cast": lambda x: x.double(), "triu": lambda x: mt.triu(x, 1), "pad": lambda x: F.pad(x, (1, 2, 0, 1), value=-1.5), "tril": lambda x: mt.tril(x, -1), "getitem": lambda x: x[1:, None, ::2],
     "getitem_int": lambda x: x[:, -1], "getitem_array": lambda x: x[:, [0, 2, 2]], "glu": lambda x: F.glu(x, 1),
     "sum_to": lambda x: sum_to(x, (1, 4)),
 }

@@ -13,6 +13,7 @@ Needs the optional ``onnx`` package (``pip install 'minitorch-ln[onnx]'``, which
 
 from __future__ import annotations
 
+import enum
 import inspect
 import os
 
@@ -21,9 +22,18 @@ import numpy as np
 from ..tensor import Tensor
 from ._dep import require_onnx as _require_onnx
 from .errors import OnnxExporterError, UnsupportedOperatorError
-from .trace import flatten_inputs
+from .trace import flatten_inputs, replace_inputs
 
-__all__ = ["OnnxExporterError", "UnsupportedOperatorError", "dynamo_export", "export", "is_in_onnx_export"]
+__all__ = ["OnnxExporterError", "TrainingMode", "UnsupportedOperatorError", "dynamo_export", "export",
+           "is_in_onnx_export"]
+
+
+class TrainingMode(enum.IntEnum):
+    """``torch.onnx.TrainingMode``: the mode ``export(training=)`` runs the forward in."""
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
 
 DEFAULT_OPSET = 18
 MIN_OPSET = 17
@@ -59,6 +69,9 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, v
             Axes with one symbol (or, in list form, the same example size) are resized together.
         export_params: store parameters as initializers (always; False is refused).
         keep_initializers_as_inputs: also list the initializers as graph inputs.
+        training: ``TrainingMode.EVAL`` (default; also None or False), ``PRESERVE`` (the model's own
+            mode) or ``TRAINING`` (also True): the mode the forward runs in; in training mode dropout
+            and batch statistics are refused.
         check: run ``onnx.checker.check_model(full_check=True)`` on the result (default True).
 
     Returns:
@@ -95,16 +108,28 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, v
         raise OnnxExporterError(f"minitorch_ln.onnx.export: {n_inputs} input tensors but only {len(names)} "
                                 f"input_names {names}")
     was_training = getattr(model, "training", False)
-    if hasattr(model, "eval") and (was_training and not training):  # PyTorch's default: export in eval mode
+    modes = [(m, m.training) for m in model.modules()] if hasattr(model, "modules") else []
+    if training is None or training is False:
+        training = TrainingMode.EVAL
+    elif training is True:
+        training = TrainingMode.TRAINING
+    if not isinstance(training, int) or training not in tuple(TrainingMode):
+        raise OnnxExporterError(f"minitorch_ln.onnx.export: training must be a TrainingMode (EVAL, PRESERVE, "
+                                f"TRAINING), a bool or None, got {training!r}")
+    # PyTorch's default: export in eval mode. TRAINING runs the forward in training mode, where dropout
+    # and batch statistics are refused (ONNX Runtime inference would not reproduce them)
+    if hasattr(model, "eval") and training == TrainingMode.EVAL and was_training:
         model.eval()
+    elif hasattr(model, "train") and training == TrainingMode.TRAINING and not was_training:
+        model.train()
     _state["exporting"] = True
     try:
         proto = build_model(model, args, kwargs, names[:n_inputs], output_names, opset, dynamic_axes or {},
                             keep_initializers_as_inputs)
     finally:
         _state["exporting"] = False
-        if was_training:
-            model.train()
+        for m, mode in modes:  # each submodule's own mode back (a frozen BatchNorm stays in eval)
+            object.__setattr__(m, "training", mode)
     if check:
         onnx.checker.check_model(proto, full_check=True)
     if verbose:
@@ -133,7 +158,15 @@ def _split_args(args, kwargs):
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray):
             raise TypeError(f"minitorch_ln.onnx.export: args[{i}] is a NumPy array; pass a Tensor")
-    return args, kwargs
+    tensor_kw = sorted(k for k, v in kwargs.items() if flatten_inputs((v,)))
+    if tensor_kw:  # they would be baked in as constants, their input names dropped
+        raise OnnxExporterError(f"minitorch_ln.onnx.export: Tensor keyword arguments {tensor_kw} cannot become "
+                                "graph inputs here; pass them positionally in args (in the forward's order)")
+    flat, seen, fresh = flatten_inputs(args), set(), []
+    for t in flat:  # one example Tensor passed twice: each place is its own graph input
+        fresh.append(Tensor(t.array.copy(), device=t.device) if id(t) in seen else t)
+        seen.add(id(t))
+    return (replace_inputs(args, fresh) if len(seen) < len(flat) else args), kwargs
 
 
 def _default_input_names(model, args) -> list:

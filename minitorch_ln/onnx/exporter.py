@@ -15,6 +15,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._dep import require_onnx
 from .errors import OnnxExporterError, UnsupportedOperatorError
+from .trace import InPlaceWrite
 
 
 def onnx_dtype(dtype) -> int:
@@ -104,10 +105,30 @@ class Exporter:
         self.names = {}  # id(Tensor) -> ONNX name
         self.array_names = {}  # id(array) -> ONNX name (another Tensor over the same array)
         self.inputs = []  # (name, array in A, in B, in C) of the graph inputs
+        self.versions = {}  # id(Tensor) or id(array) -> the version counter its name holds the value of
+        self.end_versions = {}
 
-    def bind(self, t: Tensor, name: str) -> None:
+    def bind(self, t: Tensor, name: str, version: int | None = None, rebind: bool = False) -> None:
+        """Name ``t``'s value at ``version`` (default: its version now); ``rebind``: an in-place write."""
+        version = t._version[0] if version is None else version
         self.names[id(t)] = name
-        self.array_names.setdefault(id(t.array), name)
+        self.versions[id(t)] = version
+        if rebind or id(t.array) not in self.array_names:
+            self.array_names[id(t.array)] = name
+            self.versions[id(t.array)] = version
+
+    def check_version(self, t, version: int, where: str) -> None:
+        """Refuse a read of ``t`` at ``version`` when the value its name holds is another version (an
+        in-place change the graph does not express: a write into a view, a fast-path write)."""
+        key = id(t) if id(t) in self.names else id(_arr(t)) if id(_arr(t)) in self.array_names else None
+        held = self.versions.get(key) if key is not None else self.end_versions.get(id(t), version)  # a constant
+        # is read after the forward: the values it had at the end of it
+        if held != version:
+            raise UnsupportedOperatorError(
+                f"ONNX export: {where} reads a tensor of shape {tuple(t.shape)} that an in-place op changed "
+                f"(version {version}, the graph holds version {held}); a write into a view or slice "
+                "(x[i] = v, x[:, 0].add_(1)) or an in-place op on a value read elsewhere cannot be expressed, "
+                "so the export stops; use out-of-place ops (torch.where, torch.cat, y = y + 1)")
 
     def value(self, t, t_b, t_c, n: OpView | None = None) -> str:
         """The name of a Tensor (or of a raw array an op was given): a value already named, or a constant."""
@@ -117,6 +138,8 @@ class Exporter:
         if name is None:
             name = self._constant(t, t_b, t_c, n)
             self.names[id(t)] = name
+            if isinstance(t, Tensor):
+                self.versions[id(t)] = t._version[0]
         return name
 
     def _constant(self, t, t_b, t_c, n) -> str:
@@ -164,9 +187,20 @@ class Exporter:
             "dynamic_axes"
         )
 
-    def map_records(self, trace_a, trace_b, trace_c) -> None:
+    def map_records(self, trace_a, trace_b, trace_c, trace_d=None) -> None:
+        """Map every op of trace A; ``trace_d`` (negated float inputs), when given, must run the same ops
+        with the same Python arguments as A (a branch on a value's sign)."""
         ra, rb, rc = trace_a.records, trace_b.records, trace_c.records
-        for label, other in (("resized dynamic axes", rb), ("other input values", rc)):
+        self.end_versions = trace_a.end_versions
+        others = (("resized dynamic axes", rb), ("other input values", rc))
+        if trace_d is not None:
+            others += (("other input values (negated)", trace_d.records),)
+            for rec, rec_d in zip(ra, trace_d.records):
+                if rec.fn is rec_d.fn and not all(_same(a, d) for a, d in zip(rec.args, rec_d.args)):
+                    raise OnnxExporterError(
+                        f"ONNX export: an argument of {rec.name} in {rec.where()} changes with the input values (a "
+                        "Python number read from the data, e.g. with .item()): one graph cannot hold it")
+        for label, other in others:
             if [r.fn for r in other] != [r.fn for r in ra]:
                 first = next((i for i, (x, y) in enumerate(zip(ra, other)) if x.fn is not y.fn), min(len(ra), len(other)))
                 at = ra[first].where() if first < len(ra) else "the end of the forward"
@@ -181,7 +215,7 @@ class Exporter:
                 raise OnnxExporterError(
                     f"ONNX export: {where} of {rec.name} in {rec.where()} changes with the input values (a Python "
                     "number or size read from the data, e.g. with .item()): one graph cannot hold it")
-            fn = self.mappings.get(rec.fn)
+            fn = self.mappings.get(rec.fn, InPlaceWrite if rec.fn is InPlaceWrite else None)
             if rec.fn in self.refused:
                 raise UnsupportedOperatorError(f"ONNX export: {rec.name} in {rec.where()}: {self.refused[rec.fn]}")
             if fn is None:
@@ -189,15 +223,20 @@ class Exporter:
                     f"ONNX export: no ONNX mapping for the op {rec.name} ({getattr(rec.fn, '__module__', '?')}) "
                     f"run in {rec.where()}; see docs/onnx.md for the ops that export"
                 )
+            for t, version in rec.uses:
+                self.check_version(t, version, f"{rec.name} in {rec.where()}")
             self.g.node_path = rec.path
             n = OpView(self, rec, rec_b, rec_c)
+            if rec.fn is InPlaceWrite:  # the target now holds the op's result, cast to its dtype
+                self.bind(rec.outputs[0], n.x(0, rec.outputs[0].dtype), rec.out_versions[0], rebind=True)
+                continue
             out = fn(self.g, n)
             outs = out if isinstance(out, tuple) else (out,)
             if len(outs) != len(rec.outputs):
                 raise OnnxExporterError(f"ONNX export: internal: {rec.name} mapped to {len(outs)} outputs, "
                                         f"expected {len(rec.outputs)}")
-            for t, name in zip(rec.outputs, outs):
-                self.bind(t, name)
+            for t, name, version in zip(rec.outputs, outs, rec.out_versions):
+                self.bind(t, name, version)
 
 
 def _arr(t):

@@ -147,6 +147,12 @@ def _hardsigmoid(g, n):  # relu6(x + 3) / 6
     return g.op("HardSigmoid", [n.x(0)], alpha=1 / 6, beta=0.5)
 
 
+def _silu(g, n):  # x * sigmoid(x); at -inf the limit 0 (-inf * 0 would be NaN), as the eager op
+    x = n.x(0)
+    y = g.op("Mul", [x, g.op("Sigmoid", [x])])
+    return g.op("Where", [g.op("Equal", [x, _c(n, -np.inf)]), _c(n, -0.0), y])  # IsInf lacks float16 before 20
+
+
 def _glu(g, n):
     dim = int(n.arg(1))
     half = n.arg(0).shape[dim] // 2
@@ -294,7 +300,7 @@ MAPPINGS = {
     unary_trig.Acosh: _unary("Acosh"), unary_trig.Atanh: _unary("Atanh"), unary_trig.Erfc: _erfc,
     act.Tanh: _unary("Tanh"), act.Sigmoid: _unary("Sigmoid"), act.ReLU: _unary("Relu"), act.GELU: _gelu,
     act.Softplus: _softplus, act.Mish: _mish, act.LogSigmoid: _log_sigmoid, act.Softsign: _softsign,
-    act.Tanhshrink: _tanhshrink,
+    act.Tanhshrink: _tanhshrink, act.SiLU: _silu,
     pw.ELU: _elu, pw.LeakyReLU: _leaky_relu, pw.PReLU: _prelu, pw.Hardtanh: _hardtanh,
     pw.Hardsigmoid: _hardsigmoid, pw.Hardswish: _unary("HardSwish"), pw.GLU: _glu,
     th.Threshold: _threshold, th.Shrink: _shrink,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import conversion, grids, index_ops, indexing, reorder, shape
+from ..ops import conversion, grids, index_ops, indexing, padding, reorder, shape
 from ..ops.scatter import Gather, ScatterAdd
 from .exporter import onnx_dtype
 from .graph import INT64_MAX
@@ -174,10 +174,16 @@ def _scatter_add(g, n):  # (x, src, index, dim)
     return g.op("ScatterElements", [n.x(0), _index(g, n, 2), n.x(1)], axis=int(n.arg(3)), reduction="add")
 
 
+def _pad_constant(g, n):  # F.pad(mode="constant"): ((lo, hi), ...) per axis -> ONNX's [lo..., hi...]
+    pads = [(int(lo), int(hi)) for lo, hi in n.arg(1)]
+    value = g.const(np.asarray(n.arg(2), dtype=n.out_dtype()))
+    return g.op("Pad", [n.x(0), g.ints([lo for lo, _ in pads] + [hi for _, hi in pads]), value], mode="constant")
+
+
 MAPPINGS = {
     shape.Reshape: _reshape, shape.Permute: _permute, shape.BroadcastTo: _broadcast_to, shape.SumTo: _sum_to,
     indexing.Cat: _cat, indexing.Split: _split, indexing.GetItem: _getitem, reorder.Flip: _flip,
-    reorder.Repeat: _repeat, Gather: _gather, ScatterAdd: _scatter_add,
+    reorder.Repeat: _repeat, Gather: _gather, ScatterAdd: _scatter_add, padding.PadConstant: _pad_constant,
     index_ops.IndexSelect: _index_select, conversion.Cast: _cast, conversion.Clone: _identity,
-    grids.Triangle: _triangle,
+    grids.Tril: _triangle, grids.Triu: _triangle,  # triu/tril record these subclasses of Triangle
 }

@@ -16,8 +16,9 @@ LAYER_OPS = map_layers.LAYER_OPS
 
 # Ops refused on purpose, with the reason (they only run in training mode, which export leaves).
 REFUSED = {
-    Dropout: "dropout in training mode: export runs the model in eval mode, where dropout is the identity "
-             "(pass training=None or False, or call model.eval())",
+    Dropout: "dropout in training mode (a model in training mode with training=TrainingMode.PRESERVE, or "
+             "training=TrainingMode.TRAINING / True): ONNX Runtime would not drop the same units; export in eval "
+             "mode, where dropout is the identity (training=None, the default, or TrainingMode.EVAL)",
     NativeBatchNorm: "batch normalization with batch statistics (training mode, or track_running_stats=False): "
                      "ONNX's BatchNormalization uses running statistics",
 }

@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..autograd import tracing as _tracing
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.views import make_view
@@ -284,7 +285,7 @@ def setitem_(x: Tensor, index, value) -> Tensor:
             f"setitem: a value of shape {tuple(value.shape)} cannot be broadcast to the indexed shape "
             f"{tuple(target_shape)}"
         )
-    if not (is_grad_enabled() and (x.requires_grad or value.requires_grad)):
+    if not (is_grad_enabled() and (x.requires_grad or value.requires_grad) or _tracing.active()):
         x._check_inplace("setitem")
         x.array[idx] = value.array
         x._bump_version()

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import backend, random_torch
 from ..errors import ShapeError
+from ..autograd import tracing as _tracing
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.views import alias, check_view_inplace, check_writable, rebase_history
 from ..autograd.function import _set_history
@@ -84,6 +85,7 @@ class _InPlace:
         xp = backend.get_array_module(self.array)
         xp.copyto(self.array, result.array, casting="unsafe")
         self._bump_version()
+        _tracing.notify_write(self, result)
         if recording and result._requires_grad:
             if self._base is None:
                 _set_history(self, result._grad_fn, result._output_nr)
@@ -248,6 +250,8 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     NumPy scalar ``number_operands`` makes, ``promote``'s wrapped int, the other's array), the same
     ufunc (NumPy's ``out=`` copes with overlapping memory as the general path's temporary does), the
     same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
+    if _tracing.active():  # an ONNX export records the write through the op path
+        return None
     arr = self.array
     dt = arr.dtype
     kind = dt.kind
