@@ -26,6 +26,7 @@ from .ops.selection import where
 from .ops.softmax import log_softmax as _log_softmax
 from .ops.softmax import softmax as _softmax
 from .tensor import Tensor
+from .ops._util import refuse_complex_input
 
 __all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp", "logsumexp", "mean",
            "median", "norm", "normalize", "prod", "softmax", "softmin", "std", "sum", "var"]
@@ -225,12 +226,14 @@ def var(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: boo
         mask=None) -> Tensor:
     """Variance of the kept elements over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased``
     is the old spelling); the divisor is ``max(count - correction, 0)``. Integer inputs give float32."""
+    refuse_complex_input("masked.var", input)
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=False)
 
 
 def std(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None,
         mask=None) -> Tensor:
     """``sqrt`` of :func:`var`."""
+    refuse_complex_input("masked.std", input)
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=True)
 
 

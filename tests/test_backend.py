@@ -143,7 +143,7 @@ def test_as_dtype(spec, want):
     assert backend.as_dtype(spec) == np.dtype(want)
 
 
-@pytest.mark.parametrize("bad, words", [("float128", "unknown dtype"), (np.complex64, "not supported"), (object(), "expected a dtype")])
+@pytest.mark.parametrize("bad, words", [("float128", "unknown dtype"), (np.float128 if hasattr(np, "float128") else "float128", "dtype"), (object(), "expected a dtype")])
 def test_as_dtype_errors(bad, words):
     with pytest.raises(TypeError, match=words):
         backend.as_dtype(bad)

@@ -6,6 +6,7 @@ without mpi4py (``pip install -e '.[distributed]'``; .ci/run installs it).
 """
 
 import os
+import re
 import pathlib
 import signal
 import subprocess
@@ -136,9 +137,12 @@ def test_ctrl_c_stops_every_rank(tmp_path):
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)  # its own process group, as a terminal's job
     try:
-        lines = [proc.stdout.readline() for _ in range(2)]
-        assert all(line.startswith("ready") for line in lines), (lines, proc.stderr.read() if proc.poll() else "")
-        pids = [int(line.split()[2]) for line in lines]
+        text = ""
+        while text.count("ready") < 2 and proc.poll() is None:  # the ranks' lines may interleave in one pipe
+            text += proc.stdout.readline()
+        numbers = [int(n) for n in re.findall(r"\d+", text)]  # ranks 0 and 1, and the two pids (> 1)
+        pids = [n for n in numbers if n > 1]
+        assert text.count("ready") == 2 and len(pids) == 2, (text, proc.stderr.read() if proc.poll() else "")
         t0 = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole foreground group
         code = proc.wait(timeout=30)

@@ -39,9 +39,10 @@ _OUT_DTYPE = ("out= of another dtype of the same kind: PyTorch insists on the ex
 ACCEPTS = {
     **{k: _SCALARS for k in ("clamp_max", "clamp_min", "atan2", "copysign", "eq", "ne", "lt", "le", "gt", "ge",
                              "fmax", "fmin", "fmod", "maximum", "minimum", "logical_and", "logical_or",
-                             "logical_xor", "heaviside", "isclose", "pow")},
+                             "logical_xor", "heaviside", "isclose", "pow", "__radd__", "__rand__", "__rmod__",
+                             "__rmul__", "__ror__", "__rpow__", "__rsub__", "__rxor__", "rsub", "igamma", "igammac")},
     **{k: _ALIASED_OUT for k in ("kthvalue", "masked_select", "index_select", "take", "bernoulli", "cat")},
-    **{k: _OUT_DTYPE for k in ("aminmax", "gather", "multinomial")},
+    **{k: _OUT_DTYPE for k in ("aminmax", "gather")},
     "normal.in_place": "normal_ with std < 0 on an empty tensor: nothing is drawn (PyTorch checks std first)",
 }
 

@@ -224,6 +224,15 @@ def normalize_dim(dim, ndim: int, op: str) -> int:
     return axes[0] if ndim > 0 else 0
 
 
+def refuse_complex_input(op: str, *operands) -> None:
+    """A DtypeError (a RuntimeError) for a complex tensor given to an op written for real numbers only (its
+    composition would drop or mishandle the imaginary part): never a silently real or wrong result."""
+    for x in operands:
+        if isinstance(x, Tensor) and x.dtype.kind == "c":
+            raise DtypeError(f"{op}: complex tensors are not supported here (got {x.dtype}); docs/complex.md lists "
+                             "the ops that take them")
+
+
 def refuse_complex(op: str, *operands) -> None:
     """PyTorch's refusal of an ordering op (``<``, ``max``, ``sort``, ``clamp``, ...) on complex numbers, which
     have no order: a DtypeError (a RuntimeError) naming the op and the dtype, never NumPy's lexicographic order."""

@@ -15,6 +15,7 @@ import numbers
 from .. import backend
 from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
+from ._util import refuse_complex_input
 from .selection import clamp
 
 __all__ = ["corrcoef", "cov"]
@@ -44,6 +45,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, a
     Raises ShapeError for more than two dims or weights of another length, DtypeError for float
     ``fweights`` / non-float ``aweights``, ValueError for negative weights.
     """
+    refuse_complex_input("cov", input, fweights, aweights)
     if not isinstance(input, Tensor):
         raise TypeError(f"cov(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input.ndim > 2:

@@ -226,6 +226,8 @@ class _InPlace:
         return self.fill_(0)
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
         rng = rng_for(generator, self.device)
 
         def write(arr):

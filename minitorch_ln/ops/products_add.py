@@ -13,7 +13,7 @@ import numbers
 
 from ..errors import DtypeError, ShapeError
 from ..tensor import Tensor
-from ._util import promote
+from ._util import promote, refuse_complex_input
 from .conversion import cast
 from .linalg_norms import linalg_vector_norm
 from .products import (
@@ -138,6 +138,7 @@ def trace(input: Tensor) -> Tensor:
     Raises ShapeError (a RuntimeError) unless ``input`` is 2-D.
     """
     _need_tensors("trace", input=input)
+    refuse_complex_input("trace", input)
     if input.ndim != 2:
         raise ShapeError(f"trace(): expected a matrix (2-D), but got a tensor with shape {tuple(input.shape)}")
     d = diagonal(input)  # (min(n, m),)

@@ -244,6 +244,10 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         value = value.to(x.dtype)
     else:
+        if x.dtype.kind in "iu" and isinstance(value, numbers.Number) and not isinstance(value, bool):
+            info = np.iinfo(x.dtype)  # NumPy would wrap 1000 into int8's -24: PyTorch refuses
+            if not (isinstance(value, numbers.Integral) or float(value).is_integer()) or not info.min <= value <= info.max:
+                raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: {value!r}")
         value = Tensor._from_op(get_array_module(x.array).asarray(value, dtype=x.dtype))
     m = _mask_on_device(m, isinstance(mask, Tensor), x, "masked_fill")
     return Where.apply(m, value, x)
