@@ -57,8 +57,8 @@ class AxisTapsT(Function):
 
 
 # ================================================================================ arguments
-SUPPORTED = ("'nearest' and 'nearest-exact' (3-D (N, C, L) or 4-D (N, C, H, W) input), 'linear' (3-D) and "
-             "'bilinear' (4-D), antialias=False")
+SUPPORTED = ("'nearest', 'nearest-exact' and 'area' (3-D, 4-D or 5-D input), 'linear' (3-D), 'bilinear' and "
+             "'bicubic' (4-D), 'trilinear' (5-D), antialias=False")
 _TORCH_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area", "nearest-exact")
 _NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
@@ -124,16 +124,15 @@ def _check_mode(x, mode, antialias):
                                   f"{SUPPORTED}")
     if mode in _NEEDS and x.ndim in (3, 4, 5) and x.ndim != _NEEDS[mode]:
         raise NotImplementedError(f"Got {x.ndim}D input, but {mode} mode needs {_NEEDS[mode]}D input")
-    if mode not in _TORCH_MODES or x.ndim not in (3, 4, 5):
+    if mode not in _TORCH_MODES or x.ndim not in (3, 4, 5) or (mode == "bicubic" and x.ndim != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
                                   f"modes: {' | '.join(_TORCH_MODES)} (got {mode})")
-    if mode not in ("nearest", "nearest-exact", "linear", "bilinear") or x.ndim == 5:
-        raise NotImplementedError(f"interpolate: mode={mode!r} with {x.ndim}-D input is not supported by "
-                                  f"minitorch_ln; supported: {SUPPORTED}")
+    if mode == "lanczos":  # PyTorch's lanczos exists only with antialias
+        raise ValueError("Lanczos mode requires antialias=True")
 
 
 def _check_sizes(x, out):
-    names = ("H", "W")[-len(out):]
+    names = ("D", "H", "W")[-len(out):]
     ins, outs = ", ".join(f"{k}: {n}" for k, n in zip(names, x.shape[2:])), ", ".join(
         f"{k}: {n}" for k, n in zip(names, out))
     if min(x.shape[2:]) <= 0 or min(out) <= 0:
@@ -181,15 +180,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     dim = input.ndim - 2
     out, scales = _output_and_scales(input, dim, size, scale_factor, recompute_scale_factor)
     _check_mode(input, mode, antialias)
+    if mode == "area":  # PyTorch: adaptive average pooling to the output size (its checks, too)
+        from . import pooling
+        return getattr(pooling, f"adaptive_avg_pool{dim}d")(input, out)
     _check_sizes(input, out)
-    linear = mode in ("linear", "bilinear")
-    if linear:
+    if mode not in ("nearest", "nearest-exact"):
         require_float(input, f"interpolate (mode={mode!r})")
     opmath = np.float64 if input.dtype == np.float64 else np.float32
     y = input
-    for k in reversed(range(dim)):  # width first, then height
+    for k in reversed(range(dim)):  # width first, then height, then depth
         n, o, s = input.shape[2 + k], out[k], None if scales is None else scales[k]
-        taps = (K.linear_taps(n, o, s, bool(align_corners), opmath) if linear
-                else K.nearest_taps(n, o, s, mode == "nearest-exact", opmath, planar=dim == 2))
+        if mode == "bicubic":
+            taps = K.cubic_taps(n, o, s, bool(align_corners), opmath)
+        elif mode in ("linear", "bilinear", "trilinear"):
+            taps = K.linear_taps(n, o, s, bool(align_corners), opmath)
+        else:
+            taps = K.nearest_taps(n, o, s, mode == "nearest-exact", opmath, planar=dim == 2)
         y = AxisTaps.apply(y, K.to_device(taps, input.array, input.dtype), 2 + k)
     return y
