@@ -1,9 +1,10 @@
-"""Resizing: ``interpolate`` for modes ``'nearest'``, ``'nearest-exact'``, ``'linear'`` and ``'bilinear'``.
+"""Resizing: ``interpolate`` (nearest, nearest-exact, area, linear, bilinear, bicubic, trilinear).
 
 Every supported mode is separable and linear in ``x``: along one axis, output cell ``o`` is
 ``Σ_t w_t[o] · x[i_t[o]]`` for fixed taps ``(i_t, w_t)`` (``kernels/interpolate.py``: one unweighted
-tap for nearest, two for linear; ATen's index and weight formulas from ``UpSample.h``). A 2-d resize
-is the 1-d resize of the width and then of the height (the order of ATen's bilinear sum).
+tap for nearest, two for linear, four for bicubic; ATen's index and weight formulas from ``UpSample.h``).
+A 2-d/3-d resize is the 1-d resize of the width, then the height, then the depth (the order of ATen's
+sums). 'area' is ``adaptive_avg_pool{1,2,3}d`` to the output size, as PyTorch's own ``interpolate``.
 
 The gradient of a linear map is its transpose, so with ``y = A x`` along one axis::
 
@@ -147,10 +148,14 @@ def _check_sizes(x, out):
 @autocast("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False) -> Tensor:
-    """Resize ``(N, C, L)`` or ``(N, C, H, W)`` to ``(N, C, *size)``, as ``torch.nn.functional.interpolate``.
+    """Resize ``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)`` to ``(N, C, *size)``, as
+    ``torch.nn.functional.interpolate``.
 
-    Modes: ``'nearest'`` (source ``⌊o · s⌋``, PyTorch's legacy rule, 3-D/4-D), ``'nearest-exact'``
-    (``⌊(o + ½) · s⌋``, 3-D/4-D), ``'linear'`` (3-D) and ``'bilinear'`` (4-D), with ``s = 1/scale_factor``
+    Modes: ``'nearest'`` (source ``⌊o · s⌋``, PyTorch's legacy rule), ``'nearest-exact'``
+    (``⌊(o + ½) · s⌋``), ``'area'`` (the mean of the window ``[⌊o·in/out⌋, ⌈(o+1)·in/out⌉)``; adaptive average
+    pooling), all 3-D to 5-D; ``'linear'`` (3-D), ``'bilinear'`` (4-D), ``'trilinear'`` (5-D) and ``'bicubic'``
+    (4-D; Keys' cubic convolution, A = -0.75, four taps clamped to the border, source coordinate as linear
+    but not clamped at 0: ``kernels/interpolate.py`` ``cubic_taps``), with ``s = 1/scale_factor``
     when a ``scale_factor`` is given and ``recompute_scale_factor`` is not True, else ``in/out``; the
     linear source coordinate is ``o·(in-1)/(out-1)`` (``align_corners=True``) or ``(o + ½)·s - ½``
     clamped at 0. The output size is ``size``, or ``⌊in · scale_factor⌋``. N may be 0. As in PyTorch,
@@ -158,14 +163,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     when ``scale_factor`` says otherwise (ATen's planar kernel); 3-D input follows the formula. PyTorch's
     3-D ``'nearest'`` *backward* takes those shortcuts where its forward does not (a gradient that
     contradicts its forward); ours is the transpose of the forward, as finite differences confirm.
-    Dtypes: nearest modes take any dtype; linear modes float only. Formulas: ATen ``UpSample.h``.
+    Dtypes: nearest modes take any dtype; the others float only. Formulas: ATen ``UpSample.h``.
 
     Raises:
         ValueError: both or neither of ``size``/``scale_factor``; a size/scale of the wrong length;
             ``align_corners`` with a nearest mode; ``recompute_scale_factor`` with ``size``;
             ``antialias`` outside 4-D bilinear/bicubic/lanczos.
-        NotImplementedError: a mode/rank PyTorch rejects, or one minitorch_ln lacks ('bicubic',
-            'trilinear', 'area', 'lanczos', 5-D input, ``antialias=True``); the message names what is supported.
+        NotImplementedError: a mode/rank PyTorch rejects, or ``antialias=True`` (which minitorch_ln lacks);
+            the message names what is supported. ValueError: 'lanczos' without ``antialias`` (as PyTorch).
         RuntimeError: a zero channel count or spatial size, an output size below 1.
         TypeError: a non-Tensor input, non-integer sizes, non-float scales, integer input to a linear mode.
     """
