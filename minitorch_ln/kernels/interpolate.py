@@ -81,6 +81,40 @@ def linear_taps(in_size: int, out_size: int, scale, align_corners: bool, dtype) 
     return [(i0, dtype(1) - lam), (i1, lam)]
 
 
+def cubic_taps(in_size: int, out_size: int, scale, align_corners: bool, dtype, A: float = -0.75) -> list:
+    """Mode ``'bicubic'`` along one axis: Keys' cubic convolution (``A = -0.75``, as ATen's
+    ``get_cubic_upsample_coefficients`` in ``UpSample.h``), four taps at ``i0 - 1 .. i0 + 2`` clamped
+    to ``[0, in - 1]`` (border replication, ATen's ``upsample_get_value_bounded``)::
+
+        src = o · (in - 1) / (out - 1)   (align_corners=True)   or   (o + ½) · s - ½   (no clamp at 0)
+        i0 = min(⌊src⌋, in - 1),  t = clip(src - i0, 0, 1)
+        w = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+        c1(x) = ((A + 2) x - (A + 3)) x² + 1          (|x| ≤ 1)
+        c2(x) = ((A x - 5A) x + 8A) x - 4A            (1 < |x| < 2)
+
+    computed in ``dtype`` (float32 for float16/float32 input, ATen's ``opmath``)."""
+    o = np.arange(out_size)
+    A = dtype(A)
+    if align_corners:
+        ratio = dtype(in_size - 1) / dtype(out_size - 1) if out_size > 1 else dtype(0)
+        src = ratio * o.astype(dtype)
+    else:
+        ratio = _source_scale(in_size, out_size, scale, dtype)
+        src = ratio * (o + 0.5).astype(dtype) - dtype(0.5)
+    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    t = np.clip(src - i0.astype(dtype), 0, 1).astype(dtype)
+
+    def c1(x):
+        return ((A + dtype(2)) * x - (A + dtype(3))) * x * x + dtype(1)
+
+    def c2(x):
+        return ((A * x - dtype(5) * A) * x + dtype(8) * A) * x - dtype(4) * A
+
+    one = dtype(1)
+    weights = [c2(t + one), c1(t), c1(one - t), c2((one - t) + one)]
+    return [(np.clip(i0 - 1 + k, 0, in_size - 1), w.astype(dtype)) for k, w in enumerate(weights)]
+
+
 def to_device(taps: list, like, dtype) -> list:
     """The taps as arrays of ``like``'s module (NumPy or CuPy), weights in the input's ``dtype``."""
     xp = get_array_module(like)

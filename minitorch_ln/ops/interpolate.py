@@ -1,9 +1,10 @@
-"""Resizing: ``interpolate`` for modes ``'nearest'``, ``'nearest-exact'``, ``'linear'`` and ``'bilinear'``.
+"""Resizing: ``interpolate`` (nearest, nearest-exact, area, linear, bilinear, bicubic, trilinear).
 
 Every supported mode is separable and linear in ``x``: along one axis, output cell ``o`` is
 ``Σ_t w_t[o] · x[i_t[o]]`` for fixed taps ``(i_t, w_t)`` (``kernels/interpolate.py``: one unweighted
-tap for nearest, two for linear; ATen's index and weight formulas from ``UpSample.h``). A 2-d resize
-is the 1-d resize of the width and then of the height (the order of ATen's bilinear sum).
+tap for nearest, two for linear, four for bicubic; ATen's index and weight formulas from ``UpSample.h``).
+A 2-d/3-d resize is the 1-d resize of the width, then the height, then the depth (the order of ATen's
+sums). 'area' is ``adaptive_avg_pool{1,2,3}d`` to the output size, as PyTorch's own ``interpolate``.
 
 The gradient of a linear map is its transpose, so with ``y = A x`` along one axis::
 
@@ -57,8 +58,8 @@ class AxisTapsT(Function):
 
 
 # ================================================================================ arguments
-SUPPORTED = ("'nearest' and 'nearest-exact' (3-D (N, C, L) or 4-D (N, C, H, W) input), 'linear' (3-D) and "
-             "'bilinear' (4-D), antialias=False")
+SUPPORTED = ("'nearest', 'nearest-exact' and 'area' (3-D, 4-D or 5-D input), 'linear' (3-D), 'bilinear' and "
+             "'bicubic' (4-D), 'trilinear' (5-D), antialias=False")
 _TORCH_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area", "nearest-exact")
 _NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
@@ -124,16 +125,15 @@ def _check_mode(x, mode, antialias):
                                   f"{SUPPORTED}")
     if mode in _NEEDS and x.ndim in (3, 4, 5) and x.ndim != _NEEDS[mode]:
         raise NotImplementedError(f"Got {x.ndim}D input, but {mode} mode needs {_NEEDS[mode]}D input")
-    if mode not in _TORCH_MODES or x.ndim not in (3, 4, 5):
+    if mode not in _TORCH_MODES or x.ndim not in (3, 4, 5) or (mode == "bicubic" and x.ndim != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
                                   f"modes: {' | '.join(_TORCH_MODES)} (got {mode})")
-    if mode not in ("nearest", "nearest-exact", "linear", "bilinear") or x.ndim == 5:
-        raise NotImplementedError(f"interpolate: mode={mode!r} with {x.ndim}-D input is not supported by "
-                                  f"minitorch_ln; supported: {SUPPORTED}")
+    if mode == "lanczos":  # PyTorch's lanczos exists only with antialias
+        raise ValueError("Lanczos mode requires antialias=True")
 
 
 def _check_sizes(x, out):
-    names = ("H", "W")[-len(out):]
+    names = ("D", "H", "W")[-len(out):]
     ins, outs = ", ".join(f"{k}: {n}" for k, n in zip(names, x.shape[2:])), ", ".join(
         f"{k}: {n}" for k, n in zip(names, out))
     if min(x.shape[2:]) <= 0 or min(out) <= 0:
@@ -148,10 +148,14 @@ def _check_sizes(x, out):
 @autocast("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False) -> Tensor:
-    """Resize ``(N, C, L)`` or ``(N, C, H, W)`` to ``(N, C, *size)``, as ``torch.nn.functional.interpolate``.
+    """Resize ``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)`` to ``(N, C, *size)``, as
+    ``torch.nn.functional.interpolate``.
 
-    Modes: ``'nearest'`` (source ``⌊o · s⌋``, PyTorch's legacy rule, 3-D/4-D), ``'nearest-exact'``
-    (``⌊(o + ½) · s⌋``, 3-D/4-D), ``'linear'`` (3-D) and ``'bilinear'`` (4-D), with ``s = 1/scale_factor``
+    Modes: ``'nearest'`` (source ``⌊o · s⌋``, PyTorch's legacy rule), ``'nearest-exact'``
+    (``⌊(o + ½) · s⌋``), ``'area'`` (the mean of the window ``[⌊o·in/out⌋, ⌈(o+1)·in/out⌉)``; adaptive average
+    pooling), all 3-D to 5-D; ``'linear'`` (3-D), ``'bilinear'`` (4-D), ``'trilinear'`` (5-D) and ``'bicubic'``
+    (4-D; Keys' cubic convolution, A = -0.75, four taps clamped to the border, source coordinate as linear
+    but not clamped at 0: ``kernels/interpolate.py`` ``cubic_taps``), with ``s = 1/scale_factor``
     when a ``scale_factor`` is given and ``recompute_scale_factor`` is not True, else ``in/out``; the
     linear source coordinate is ``o·(in-1)/(out-1)`` (``align_corners=True``) or ``(o + ½)·s - ½``
     clamped at 0. The output size is ``size``, or ``⌊in · scale_factor⌋``. N may be 0. As in PyTorch,
@@ -159,14 +163,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     when ``scale_factor`` says otherwise (ATen's planar kernel); 3-D input follows the formula. PyTorch's
     3-D ``'nearest'`` *backward* takes those shortcuts where its forward does not (a gradient that
     contradicts its forward); ours is the transpose of the forward, as finite differences confirm.
-    Dtypes: nearest modes take any dtype; linear modes float only. Formulas: ATen ``UpSample.h``.
+    Dtypes: nearest modes take any dtype; the others float only. Formulas: ATen ``UpSample.h``.
 
     Raises:
         ValueError: both or neither of ``size``/``scale_factor``; a size/scale of the wrong length;
             ``align_corners`` with a nearest mode; ``recompute_scale_factor`` with ``size``;
             ``antialias`` outside 4-D bilinear/bicubic/lanczos.
-        NotImplementedError: a mode/rank PyTorch rejects, or one minitorch_ln lacks ('bicubic',
-            'trilinear', 'area', 'lanczos', 5-D input, ``antialias=True``); the message names what is supported.
+        NotImplementedError: a mode/rank PyTorch rejects, or ``antialias=True`` (which minitorch_ln lacks);
+            the message names what is supported. ValueError: 'lanczos' without ``antialias`` (as PyTorch).
         RuntimeError: a zero channel count or spatial size, an output size below 1.
         TypeError: a non-Tensor input, non-integer sizes, non-float scales, integer input to a linear mode.
     """
@@ -181,15 +185,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     dim = input.ndim - 2
     out, scales = _output_and_scales(input, dim, size, scale_factor, recompute_scale_factor)
     _check_mode(input, mode, antialias)
+    if mode == "area":  # PyTorch: adaptive average pooling to the output size (its checks, too)
+        from . import pooling
+        return getattr(pooling, f"adaptive_avg_pool{dim}d")(input, out)
     _check_sizes(input, out)
-    linear = mode in ("linear", "bilinear")
-    if linear:
+    if mode not in ("nearest", "nearest-exact"):
         require_float(input, f"interpolate (mode={mode!r})")
     opmath = np.float64 if input.dtype == np.float64 else np.float32
     y = input
-    for k in reversed(range(dim)):  # width first, then height
+    for k in reversed(range(dim)):  # width first, then height, then depth
         n, o, s = input.shape[2 + k], out[k], None if scales is None else scales[k]
-        taps = (K.linear_taps(n, o, s, bool(align_corners), opmath) if linear
-                else K.nearest_taps(n, o, s, mode == "nearest-exact", opmath, planar=dim == 2))
+        if mode == "bicubic":
+            taps = K.cubic_taps(n, o, s, bool(align_corners), opmath)
+        elif mode in ("linear", "bilinear", "trilinear"):
+            taps = K.linear_taps(n, o, s, bool(align_corners), opmath)
+        else:
+            taps = K.nearest_taps(n, o, s, mode == "nearest-exact", opmath, planar=dim == 2)
         y = AxisTaps.apply(y, K.to_device(taps, input.array, input.dtype), 2 + k)
     return y
