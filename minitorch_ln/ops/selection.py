@@ -239,6 +239,9 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
         raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
     if broadcast_shape(x.shape, m.shape, "masked_fill") != x.shape:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} does not broadcast to the input's {tuple(x.shape)}")
+    if (isinstance(value, complex) or isinstance(value, Tensor) and value.dtype.kind == "c") and x.dtype.kind != "c":
+        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: a complex "
+                           "value into a real tensor would drop its imaginary part")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
