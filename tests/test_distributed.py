@@ -137,11 +137,10 @@ def test_ctrl_c_stops_every_rank(tmp_path):
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)  # its own process group, as a terminal's job
     try:
-        text = ""
-        while text.count("ready") < 2 and proc.poll() is None:  # the ranks' lines may interleave in one pipe
+        text, pids = "", []
+        while len(pids) < 2 and proc.poll() is None:  # the ranks' lines may interleave in one pipe
             text += proc.stdout.readline()
-        numbers = [int(n) for n in re.findall(r"\d+", text)]  # ranks 0 and 1, and the two pids (> 1)
-        pids = [n for n in numbers if n > 1]
+            pids = [int(n) for n in re.findall(r"\d+", text) if int(n) > 1]  # ranks are 0 and 1; pids are > 1
         assert text.count("ready") == 2 and len(pids) == 2, (text, proc.stderr.read() if proc.poll() else "")
         t0 = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole foreground group
