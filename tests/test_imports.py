@@ -103,20 +103,20 @@ def test_no_upward_imports():
 def _cycle_from(start, graph):
     """One import cycle through ``start``, or None (iterative DFS)."""
     stack = [(start, iter(sorted(graph[start])))]
-    path, on_path = [start], {start}
+    path, seen = [start], {start}  # each module is entered once: a path back to start, if any, is found in O(V + E)
     while stack:
         node, children = stack[-1]
         for child in children:
             if child == start:
                 return path + [start]
-            if child in graph and child not in on_path and child != "minitorch_ln":
+            if child in graph and child not in seen and child != "minitorch_ln":
                 stack.append((child, iter(sorted(graph[child]))))
                 path.append(child)
-                on_path.add(child)
+                seen.add(child)
                 break
         else:
             stack.pop()
-            on_path.discard(path.pop())
+            path.pop()
     return None
 
 
