@@ -210,10 +210,12 @@ def _ramp(start, end, steps, dtype, device, what):
         raise TypeError(f"{what}(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
-    if not backend.is_floating(dtype):  # as PyTorch: integer bounds first (linspace(2.5, -1.25, 9, dtype=int64) runs 2 .. -1)
+    dtype = np.dtype(dtype)
+    exact = backend.is_floating(dtype) or dtype.kind == "c"  # complex: real bounds on the real axis, never truncated
+    if not exact:  # as PyTorch: integer bounds first (linspace(2.5, -1.25, 9, dtype=int64) runs 2 .. -1)
         start, end = float(math.trunc(start)), float(math.trunc(end))
     xp, dev = _xp_for(device)
-    calc = dtype if backend.is_floating(dtype) else np.dtype(np.float64)
+    calc = (np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype) if exact else np.dtype(np.float64)
     idx = xp.arange(steps, dtype=calc)  # (steps,)
     step = calc.type((end - start) / (steps - 1)) if steps > 1 else calc.type(0)
     up = calc.type(start) + step * idx
