@@ -229,3 +229,20 @@ def test_lstsq_and_pinv_property_normal_equations(m, n, seed):
     x = linalg.lstsq(mt.tensor(a), mt.tensor(b)).solution.array
     np.testing.assert_allclose(a.T @ (a @ x - b), 0, atol=1e-9)  # the residual is orthogonal to A's range
     np.testing.assert_allclose(x, np.linalg.lstsq(a, b, rcond=None)[0], atol=1e-9)  # the minimum-norm solution
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 3), (3, 0)), ((0, 0), (0, 2)), ((0, 3, 3), (0, 3, 2)),
+                                              ((2, 3, 3), (2, 3, 0))])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_with_nothing_to_solve(a_shape, b_shape, left):
+    # empty B, batch or matrix: NumPy's reshape(-1, ...) raised "cannot reshape array of size 0" (found by the
+    # op database walked in full: 384 of its samples)
+    import torch  # noqa: PLC0415
+
+    b_shape = b_shape if left else b_shape[:-2] + (b_shape[-1], b_shape[-2])
+    A, B = mt.zeros(*a_shape, requires_grad=True), mt.zeros(*b_shape, requires_grad=True)
+    X = mt.linalg.solve_triangular(A, B, upper=True, left=left)
+    Xt = torch.linalg.solve_triangular(torch.zeros(*a_shape), torch.zeros(*b_shape), upper=True, left=left)
+    assert tuple(X.shape) == tuple(Xt.shape)
+    X.sum().backward()
+    assert A.grad.shape == A.shape and B.grad.shape == B.shape

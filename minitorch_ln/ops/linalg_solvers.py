@@ -56,10 +56,14 @@ class SolveTriangular(Function):
         xp = get_array_module(a)
         ha, hb = _host(a), _host(b)
         trsm = scipy.linalg.get_blas_funcs("trsm", (ha, hb))
-        flat_a, flat_b = ha.reshape(-1, *ha.shape[-2:]), hb.reshape(-1, *hb.shape[-2:])
-        with np.errstate(all="ignore"):
-            x = [trsm(1.0, m, r, lower=not upper, diag=int(unitriangular)) for m, r in zip(flat_a, flat_b)]
-        x = np.stack(x).reshape(hb.shape) if x else np.empty(hb.shape, hb.dtype)  # (*, n, k)
+        if hb.size == 0:  # no right-hand side, no batch or n = 0: nothing to solve (reshape(-1, ...) can't infer)
+            x = np.empty(hb.shape, hb.dtype)
+        else:
+            nb = int(np.prod(hb.shape[:-2], dtype=np.int64))
+            flat_a, flat_b = ha.reshape(nb, *ha.shape[-2:]), hb.reshape(nb, *hb.shape[-2:])
+            with np.errstate(all="ignore"):
+                x = [trsm(1.0, m, r, lower=not upper, diag=int(unitriangular)) for m, r in zip(flat_a, flat_b)]
+            x = np.stack(x).reshape(hb.shape)  # (*, n, k)
         X = xp.asarray(x.astype(hb.dtype, copy=False))
         ctx.save_for_backward(a, X)
         ctx.flags = (upper, unitriangular)

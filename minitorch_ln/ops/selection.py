@@ -237,8 +237,8 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
     m = mask.array if isinstance(mask, Tensor) else mask
     if getattr(m, "dtype", None) != np.bool_:
         raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
-    if broadcast_shape(x.shape, m.shape, "masked_fill") != x.shape:
-        raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} does not broadcast to the input's {tuple(x.shape)}")
+    broadcast_shape(x.shape, m.shape, "masked_fill")  # raises unless they broadcast; the result takes the broadcast
+    # shape, as PyTorch's (masked_fill_ keeps the tensor's shape: Tensor._inplace refuses a larger result)
     if (isinstance(value, complex) or isinstance(value, Tensor) and value.dtype.kind == "c") and x.dtype.kind != "c":
         raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: a complex "
                            "value into a real tensor would drop its imaginary part")
