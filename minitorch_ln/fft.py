@@ -28,6 +28,11 @@ def _one(n):
     return None if n is None else [n]
 
 
+def _dims(dim) -> list:
+    """``dim`` of a 2-D transform as a list: one int (``fft2(x, dim=0)``, as PyTorch accepts) or a sequence."""
+    return [dim] if isinstance(dim, int) else list(dim)
+
+
 def fft(input, n=None, dim=-1, norm=None) -> Tensor:  # noqa: A002
     """1-D DFT ``X_k = Σ_j x_j e^{-2πi jk/n}`` along ``dim`` (complex output, same shape but ``n``)."""
     return c2c(input, _one(n), [dim], norm, False, "fft.fft")
@@ -40,12 +45,12 @@ def ifft(input, n=None, dim=-1, norm=None) -> Tensor:  # noqa: A002
 
 def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:  # noqa: A002
     """2-D DFT over ``dim`` (the last two by default)."""
-    return c2c(input, s, list(dim), norm, False, "fft.fft2")
+    return c2c(input, s, _dims(dim), norm, False, "fft.fft2")
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:  # noqa: A002
     """2-D inverse DFT over ``dim``."""
-    return c2c(input, s, list(dim), norm, True, "fft.ifft2")
+    return c2c(input, s, _dims(dim), norm, True, "fft.ifft2")
 
 
 def fftn(input, s=None, dim=None, norm=None) -> Tensor:  # noqa: A002
@@ -70,12 +75,12 @@ def irfft(input, n=None, dim=-1, norm=None) -> Tensor:  # noqa: A002
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:  # noqa: A002
     """2-D :func:`rfftn`."""
-    return r2c(input, s, list(dim), norm, "fft.rfft2")
+    return r2c(input, s, _dims(dim), norm, "fft.rfft2")
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:  # noqa: A002
     """2-D :func:`irfftn`."""
-    return c2r(input, s, list(dim), norm, "fft.irfft2")
+    return c2r(input, s, _dims(dim), norm, "fft.irfft2")
 
 
 def rfftn(input, s=None, dim=None, norm=None) -> Tensor:  # noqa: A002
@@ -104,12 +109,12 @@ def ihfft(input, n=None, dim=-1, norm=None) -> Tensor:  # noqa: A002
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:  # noqa: A002
     """2-D :func:`hfftn`."""
-    return c2r(_conj(input), s, list(dim), _dual(norm), "fft.hfft2")
+    return c2r(_conj(input), s, _dims(dim), _dual(norm), "fft.hfft2")
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:  # noqa: A002
     """2-D :func:`ihfftn`."""
-    return conj(r2c(input, s, list(dim), _dual(norm), "fft.ihfft2"))
+    return conj(r2c(input, s, _dims(dim), _dual(norm), "fft.ihfft2"))
 
 
 def hfftn(input, s=None, dim=None, norm=None) -> Tensor:  # noqa: A002
@@ -138,7 +143,7 @@ def _dual(norm):
 def _shift_dims(input, dim, op):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else _dims(dim))
     return dims
 
 

@@ -314,3 +314,14 @@ def test_linspace_into_complex_keeps_the_bounds(fn, dtype):
     theirs = getattr(torch, fn)(4.3, -3.0 if fn == "linspace" else 1.2, 5, dtype=getattr(torch, dtype))
     assert str(ours.dtype) == dtype
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"])
+def test_two_dimensional_ffts_take_one_int_dim_as_pytorch(fn):
+    # fft2(x, dim=0) raised a bare "'int' object is not iterable" (found by the op database walked in full)
+    import minitorch_ln.fft  # noqa: F401, PLC0415
+
+    x = np.random.default_rng(0).standard_normal((5, 6, 7))
+    ours = getattr(mt.fft, fn)(mt.tensor(x), dim=0)
+    theirs = getattr(torch.fft, fn)(torch.tensor(x), dim=0)
+    np.testing.assert_allclose(ours.numpy(), theirs.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
