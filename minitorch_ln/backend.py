@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 
-import ml_dtypes  # bfloat16 for NumPy: a small NumPy-only dependency
+try:
+    import ml_dtypes  # bfloat16 for NumPy: a small NumPy-only dependency of minitorch-ln
+except ImportError:  # without it everything but bfloat16 works; naming bfloat16 says how to get it
+    ml_dtypes = None
 import numpy as np
 
 from .mt19937 import CPUGenerator
@@ -178,15 +181,20 @@ _DTYPE_NAMES = {
     "float64": np.float64, "double": np.float64,
     "int8": np.int8, "int16": np.int16, "short": np.int16, "int32": np.int32, "int": np.int32,
     "int64": np.int64, "long": np.int64, "uint8": np.uint8, "bool": np.bool_,
-    "bfloat16": ml_dtypes.bfloat16,
     "complex64": np.complex64, "cfloat": np.complex64, "complex128": np.complex128, "cdouble": np.complex128,
 }
 # bfloat16 is a storage dtype (ml_dtypes'; NumPy kind 'V'): ops compute on float32 copies and round the
 # result back (autograd/bfloat16.py), as PyTorch's CPU kernels do
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-_SUPPORTED = {np.dtype(t) for t in _DTYPE_NAMES.values()}
 # PyTorch dtypes minitorch_ln refuses on purpose, with the reason (minitorch_ln/dtypes.py explains)
 _UNSUPPORTED_DTYPES: dict = {}
+if ml_dtypes is not None:
+    BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+    _DTYPE_NAMES["bfloat16"] = ml_dtypes.bfloat16
+else:  # a dtype no array has, so every `dtype == BFLOAT16` test is False
+    BFLOAT16 = np.dtype([("bfloat16 needs ml_dtypes", "<u2")])
+    _UNSUPPORTED_DTYPES["bfloat16"] = ("bfloat16 needs the ml_dtypes package (a dependency of minitorch-ln that is not "
+                                       "installed here): pip install ml_dtypes")
+_SUPPORTED = {np.dtype(t) for t in _DTYPE_NAMES.values()}
 
 _default_float = np.dtype(np.float32)
 

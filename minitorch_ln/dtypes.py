@@ -42,7 +42,7 @@ class UnsupportedDtype:
         return f"torch.{self.name} (not supported by minitorch_ln)"
 
 
-bfloat16 = backend.BFLOAT16
+bfloat16 = backend.BFLOAT16 if backend.ml_dtypes is not None else UnsupportedDtype("bfloat16")
 
 
 def _dtype(dtype, fn: str) -> np.dtype:

@@ -3,9 +3,10 @@ kernels; compared with PyTorch's own bfloat16 results (autograd/bfloat16.py, ops
 
 import io
 
-import ml_dtypes
 import numpy as np
 import pytest
+
+ml_dtypes = pytest.importorskip("ml_dtypes")  # a dependency; test_imports checks the import without it
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -151,3 +151,18 @@ def test_version_counters_change_only_through_bump_version():
             if p.name != "tensor.py" and "autograd" not in p.parts
             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert not hand, f"version counters bumped by hand (use Tensor._bump_version()): {hand}"
+
+
+def test_the_package_imports_without_ml_dtypes():
+    # ml_dtypes (bfloat16) is a dependency, but an environment without it must still import minitorch_ln:
+    # every other dtype works and naming bfloat16 says how to get it (it failed at `import minitorch_ln`)
+    code = ("import sys; sys.modules['ml_dtypes'] = None\n"
+            "import minitorch_ln as mt\n"
+            "assert mt.ones(2).sum().item() == 2.0\n"
+            "try:\n    mt.ones(2, dtype=mt.bfloat16)\nexcept TypeError as e:\n    assert 'pip install ml_dtypes' in str(e)\n"
+            "else:\n    raise AssertionError('bfloat16 without ml_dtypes was accepted')\n")
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
