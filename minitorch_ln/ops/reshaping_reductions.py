@@ -23,10 +23,9 @@ from ..tensor import Tensor
 from ._util import normalize_dim
 from .linalg_norms import linalg_vector_norm
 from .padding import pad as _pad
-from .scan import take_along
 from .selection import where
 from .shape import permute, reshape, unsqueeze
-from .sorting import _INTERPOLATIONS, sort
+from .sorting import _INTERPOLATIONS, read_ranks, sort
 
 __all__ = ["constant_pad_nd", "nanquantile", "renorm"]
 
@@ -72,21 +71,12 @@ def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolat
     shape[axis] = Q
     m = (~xp.isnan(x.array)).sum(axis=axis, keepdims=True)  # (..., 1, ...) non-NaN counts
     ranks = (qa.reshape(shape) * xp.maximum(m - 1, 0)).astype(x.dtype)  # (..., Q, ...)
-    if interpolation in ("lower", "higher", "nearest"):
-        r = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.round}[interpolation](ranks)
-        out = take_along(sorted_x, r.astype("int64"), axis)  # (..., Q, ...)
-    else:
-        below, above = xp.floor(ranks), xp.ceil(ranks)
-        w = ranks - below if interpolation == "linear" else xp.where(below == ranks, 0, 0.5).astype(x.dtype)
-        lo = take_along(sorted_x, below.astype("int64"), axis)  # (..., Q, ...)
-        hi = take_along(sorted_x, above.astype("int64"), axis)  # (..., Q, ...)
-        wt = Tensor._from_op(w)
-        if interpolation == "linear" and isinstance(q, Tensor) and q.requires_grad:
-            # w = q·(m - 1) - floor(r) as Tensor ops, so q gets (hi - lo)·(m - 1) (quantile's and PyTorch's)
-            span = Tensor._from_op(xp.maximum(m - 1, 0).astype(x.dtype))  # (..., 1, ...)
-            wt = reshape(q, shape) * span - Tensor._from_op(below)
-        out = where(Tensor._from_op(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))  # torch.lerp's forms
-        out = where(Tensor._from_op(below == above), lo, out)  # a whole rank reads one value (inf - inf is NaN)
+    weight = None
+    if isinstance(q, Tensor) and q.requires_grad:
+        # w = q·(m - 1) - floor(r) as Tensor ops, so q gets (hi - lo)·(m - 1) (quantile's and PyTorch's)
+        span = Tensor._from_op(xp.maximum(m - 1, 0).astype(x.dtype))  # (..., 1, ...)
+        weight = lambda below: reshape(q, shape) * span - below  # noqa: E731
+    out = read_ranks(sorted_x, ranks, axis, interpolation, weight)  # (..., Q, ...)
     out = where(Tensor._from_op(m == 0), Tensor._from_op(np.asarray(np.nan, dtype=x.dtype)), out)  # all-NaN slices
     out = permute(out, (axis, *[d for d in range(x.ndim) if d != axis]))  # (Q, *reduced)
     if keepdim and input.ndim:

@@ -224,6 +224,24 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
+def read_ranks(sorted_x: Tensor, ranks, axis: int, interpolation: str, weight=None) -> Tensor:
+    """The values of ``sorted_x`` at the fractional ``ranks`` (an array ``(..., Q, ...)``) along ``axis``, by
+    ``interpolation`` (quantile's and nanquantile's shared step). ``weight(below)``, when given, is the linear
+    weight ``rank - floor(rank)`` written in Tensor ops of ``q`` (so that ``q`` gets its gradient)."""
+    xp = get_array_module(sorted_x.array)
+    if interpolation in ("lower", "higher", "nearest"):
+        r = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.round}[interpolation](ranks)
+        return take_along(sorted_x, r.astype("int64"), axis)
+    below, above = xp.floor(ranks), xp.ceil(ranks)
+    w = ranks - below if interpolation == "linear" else xp.where(below == ranks, 0, 0.5).astype(ranks.dtype)
+    lo = take_along(sorted_x, below.astype("int64"), axis)  # (..., Q, ...)
+    hi = take_along(sorted_x, above.astype("int64"), axis)  # (..., Q, ...)
+    wt = weight(Tensor._from_op(below)) if weight is not None and interpolation == "linear" else Tensor._from_op(w)
+    # torch.lerp's two forms: start + w·(end - start) for w < 0.5, else end - (end - start)·(1 - w)
+    out = where(Tensor._from_op(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))
+    return where(Tensor._from_op(below == above), lo, out)  # a whole rank reads one value (inf - inf is NaN)
+
+
 @autocast("quantile")
 @axis_alias
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
@@ -278,21 +296,11 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation
     ranks = (qa * (n - 1)).astype(x.dtype).reshape(shape)  # (1, .., Q, .., 1), in the input's dtype as PyTorch
     has_nan = xp.isnan(x.array).any(axis=axis, keepdims=True)  # (..., 1, ...)
     ranks = xp.where(has_nan, n - 1, ranks).astype(x.dtype)  # (..., Q, ...): NaN slices read the last (NaN) value
-    if interpolation in ("lower", "higher", "nearest"):
-        r = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.round}[interpolation](ranks)
-        out = take_along(sorted_x, r.astype("int64"), axis)  # (..., Q, ...)
-    else:
-        below, above = xp.floor(ranks), xp.ceil(ranks)
-        w = ranks - below if interpolation == "linear" else xp.where(below == ranks, 0, 0.5).astype(x.dtype)
-        lo = take_along(sorted_x, below.astype("int64"), axis)  # (..., Q, ...)
-        hi = take_along(sorted_x, above.astype("int64"), axis)  # (..., Q, ...)
-        wt = Tensor._from_op(w)
-        if interpolation == "linear" and isinstance(q, Tensor) and q.requires_grad:
-            # w = q·(n - 1) - floor(r) as Tensor ops, so q gets (hi - lo)·(n - 1) (PyTorch's); a NaN slice's is 0
-            wt = where(Tensor._from_op(has_nan), 0.0, reshape(q, shape) * float(n - 1) - Tensor._from_op(below))
-        # torch.lerp's two forms: start + w·(end - start) for w < 0.5, else end - (end - start)·(1 - w)
-        out = where(Tensor._from_op(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))
-        out = where(Tensor._from_op(below == above), lo, out)  # a whole rank reads one value (inf - inf is NaN)
+    weight = None
+    if isinstance(q, Tensor) and q.requires_grad:
+        # w = q·(n - 1) - floor(r) as Tensor ops, so q gets (hi - lo)·(n - 1) (PyTorch's); a NaN slice's is 0
+        weight = lambda below: where(Tensor._from_op(has_nan), 0.0, reshape(q, shape) * float(n - 1) - below)  # noqa: E731
+    out = read_ranks(sorted_x, ranks, axis, interpolation, weight)  # (..., Q, ...)
     out = permute(out, (axis, *[d for d in range(x.ndim) if d != axis]))  # (Q, *reduced)
     if keepdim and input.ndim:  # a 0-d input keeps its 0 dims
         out = reshape(out, (Q,) + (1,) * input.ndim) if dim is None else unsqueeze(out, axis + 1)
