@@ -1,21 +1,29 @@
-"""Spatial transformers: ``affine_grid`` and ``grid_sample`` (``F.affine_grid``, ``F.grid_sample``), 4-D inputs.
+"""Spatial transformers: ``affine_grid`` and ``grid_sample`` (``F.affine_grid``, ``F.grid_sample``), in 2-D
+(input ``(N, C, H, W)``, grid ``(N, H_out, W_out, 2)``) and 3-D (input ``(N, C, D, H, W)``, grid
+``(N, D_out, H_out, W_out, 3)``).
 
 Both are composed of Tensor ops (``matmul``, ``gather``, elementwise math), so their gradients with
-respect to ``theta``, ``input`` and ``grid`` are those ops' gradients: bilinear sampling is
-``Σ_corners w(ix, iy) · input[corner]``, whose weights are differentiable in the grid coordinates and
-whose gathers scatter back into the input. The coordinate maps (unnormalize, border clipping,
-reflection) follow PyTorch's ``GridSampler.h`` (``grid_sampler_compute_source_index``).
+respect to ``theta``, ``input`` and ``grid`` are those ops' gradients, themselves differentiable. A sample
+is ``Σ_taps w(grid) · input[tap]``: the weights (bilinear/trilinear, or bicubic from
+``grid_sample_cubic.py``) are Tensor functions of the grid coordinates, and the gathers scatter back into
+the input; which integer taps are read is a step function of the grid, found on arrays. The coordinate
+maps (unnormalize, border clipping, reflection) follow PyTorch's ``aten/src/ATen/native/GridSampler.h``
+(``grid_sampler_compute_source_index``).
 """
 
 from __future__ import annotations
+
+import itertools
+import math
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
-from ..errors import OptionError, ShapeError
+from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
+from .grid_sample_cubic import cubic_weights, tap_coordinates
 from .matmul import matmul
 from .scatter import gather
 from .selection import clamp, where
@@ -32,28 +40,42 @@ def _base_coords(n: int, align_corners: bool, xp, dtype):
 
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
-    """The sampling grid ``(N, H, W, 2)`` of the affine maps ``theta`` ``(N, 2, 3)`` for an output of
-    ``size = (N, C, H, W)``: ``grid[n, h, w] = theta[n] @ (x_w, y_h, 1)`` in normalized coordinates.
+    """The sampling grid of the affine maps ``theta`` for an output of ``size``, as ``F.affine_grid``:
 
-    ``align_corners`` as PyTorch (None means False). Gradient with respect to ``theta``.
+    - 2-D: ``theta`` ``(N, 2, 3)``, ``size = (N, C, H, W)`` → ``(N, H, W, 2)``,
+      ``grid[n, h, w] = theta[n] @ (x_w, y_h, 1)``;
+    - 3-D: ``theta`` ``(N, 3, 4)``, ``size = (N, C, D, H, W)`` → ``(N, D, H, W, 3)``,
+      ``grid[n, d, h, w] = theta[n] @ (x_w, y_h, z_d, 1)``;
+
+    in normalized coordinates (``-1`` and ``1`` at the corner pixels' centres with ``align_corners``, at the
+    image's outer edges without; None means False). Float dtypes as ``theta``'s; gradient with respect to
+    ``theta``.
 
     Raises:
-        ShapeError: ``theta`` not ``(N, 2, 3)`` floats matching ``size``, or ``size`` not 4 long.
+        ShapeError: ``size`` not 4 or 5 long, or ``theta`` not ``(N, 2, 3)`` / ``(N, 3, 4)`` for it.
+        DtypeError: a ``theta`` that is not floating.
     """
     size = tuple(int(s) for s in size)
-    if len(size) != 4:
-        raise ShapeError(f"affine_grid: only 4-D sizes (N, C, H, W) are supported here, got {size}")
-    if not isinstance(theta, Tensor) or not backend.is_floating(theta.dtype) or tuple(theta.shape) != (size[0], 2, 3):
-        got = tuple(theta.shape) if isinstance(theta, Tensor) else type(theta).__name__
-        raise ShapeError(f"affine_grid: expected a floating theta of shape (N, 2, 3) = {(size[0], 2, 3)} for size "
-                         f"{list(size)}, got {got}")
-    n, _, h, w = size
+    if len(size) not in (4, 5):
+        raise ShapeError(f"affine_grid: only 4-D sizes (N, C, H, W) and 5-D sizes (N, C, D, H, W) are supported, "
+                         f"for 2-D and 3-D affine transforms, got size {size}")
+    k = len(size) - 2  # spatial dims
+    if not isinstance(theta, Tensor):
+        raise TypeError(f"affine_grid: expected theta to be a Tensor, got {type(theta).__name__}")
+    if not backend.is_floating(theta.dtype):
+        raise DtypeError(f"affine_grid: expected theta to have a floating point dtype, got {theta.dtype}")
+    if tuple(theta.shape) != (size[0], k, k + 1):
+        raise ShapeError(f"affine_grid: expected a floating theta of shape (N, {k}, {k + 1}) = {(size[0], k, k + 1)} "
+                         f"({k}-D affine matrices) for size {list(size)}, got {tuple(theta.shape)}")
+    spatial = size[2:]  # (H, W) or (D, H, W)
     xp, dt = get_array_module(theta.array), theta.dtype
-    base = xp.ones((h, w, 3), dtype=dt)  # (H, W, 3): x, y, 1
-    base[..., 0] = _base_coords(w, bool(align_corners), xp, dt)[None, :]
-    base[..., 1] = _base_coords(h, bool(align_corners), xp, dt)[:, None]
-    grid = matmul(Tensor._from_op(base.reshape(1, h * w, 3)), theta.transpose(1, 2))  # (N, H*W, 2)
-    return grid.reshape(n, h, w, 2)
+    base = xp.ones((*spatial, k + 1), dtype=dt)  # (H, W, 3) or (D, H, W, 4): x, y[, z], 1
+    for j, n_j in enumerate(reversed(spatial)):  # x runs along W, y along H, z along D
+        along = [1] * k
+        along[k - 1 - j] = n_j
+        base[..., j] = _base_coords(n_j, bool(align_corners), xp, dt).reshape(along)
+    grid = matmul(Tensor._from_op(base.reshape(1, math.prod(spatial), k + 1)), theta.transpose(1, 2))  # (N, P, k)
+    return grid.reshape(size[0], *spatial, k)
 
 
 def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
@@ -84,15 +106,70 @@ def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bo
     return ix
 
 
-def _gather_at(flat: Tensor, iy, ix, h: int, w: int) -> Tensor:
-    """``input[n, c, iy, ix]`` for integer arrays ``iy, ix`` ``(N, P)`` (any value where outside the image),
-    and the mask of the points inside."""
+def _read(flat: Tensor, taps, sizes) -> tuple[Tensor, object]:
+    """``input[n, c, *tap]`` for taps given as one float array ``(N, P)`` of integer positions per spatial dim
+    (D, H, W order; anything — negative, too large, NaN, ±inf — where outside): the values ``(N, C, P)``
+    (arbitrary where outside) and the mask ``(N, P)`` of the taps inside the image."""
     xp = get_array_module(flat.array)
-    inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < w)  # (N, P)
-    idx = xp.where(inside, iy * w + ix, 0).astype(np.int64)  # (N, P)
+    inside = xp.ones(taps[0].shape, dtype=bool)  # (N, P)
+    idx = xp.zeros(taps[0].shape, dtype=np.int64)  # (N, P): row-major index into D*H*W
+    for pos, size in zip(taps, sizes):
+        with np.errstate(invalid="ignore"):
+            ok = (pos >= 0) & (pos < size)  # NaN compares False
+        inside &= ok
+        idx = idx * size + xp.where(ok, pos, 0).astype(np.int64)
+    idx = xp.where(inside, idx, 0)
     n, c, _ = flat.shape
     vals = gather(flat, 2, Tensor._from_op(xp.broadcast_to(idx[:, None, :], (n, c, idx.shape[1])).copy()))
-    return vals, Tensor._from_op(inside[:, None, :])  # (N, C, P), (N, 1, P)
+    return vals, inside  # (N, C, P), (N, P)
+
+
+def _linear(flat: Tensor, coords, sizes) -> Tensor:
+    """Bilinear (2-D) or trilinear (3-D): ``Σ`` over the ``2^k`` corners of the cell around each point of
+    ``input[corner] · Π_d (1 - |coord_d - corner_d|)``; corners outside the image read 0."""
+    xp = get_array_module(flat.array)
+    lows = [xp.floor(c.detach().array) for c in coords]  # (N, P) per dim: the corner below
+    # (N, P) per dim, differentiable in the grid; 0 at a non-finite point (which reads 0), so that no NaN weight
+    # reaches another coordinate's gradient through the product below
+    fracs = [where(xp.isfinite(low), c - Tensor._from_op(xp.nan_to_num(low)), 0.0) for c, low in zip(coords, lows)]
+    out = 0
+    for corner in itertools.product((0, 1), repeat=len(sizes)):
+        vals, inside = _read(flat, [low + b for low, b in zip(lows, corner)], sizes)
+        weight = 1
+        for f, b in zip(fracs, corner):
+            weight = weight * (f if b else 1 - f)  # (N, P)
+        out = out + vals * where(inside, weight, 0.0)[:, None, :]  # (N, C, P): the weight masked, not the product,
+    return out  # so a NaN weight outside never reaches the input's gradient
+
+
+def _nearest(flat: Tensor, coords, sizes) -> Tensor:
+    """The pixel nearest each point (ties to even, as PyTorch's ``nearbyint``); outside reads 0."""
+    xp = get_array_module(flat.array)
+    vals, inside = _read(flat, [xp.round(c.detach().array) for c in coords], sizes)
+    return where(inside[:, None, :], vals, 0.0)  # (N, C, P)
+
+
+def _bicubic(flat: Tensor, gxy: Tensor, sizes, padding_mode: str, align: bool) -> Tensor:
+    """Bicubic (2-D): ``Σ_{i,j} W(ty - i) W(tx - j) input[tap_ij]`` over the 4x4 taps around each point,
+    each tap placed by the padding mode (``grid_sample_cubic.tap_coordinates``). A point whose coordinate is
+    not finite reads 0."""
+    h, w = sizes
+    xp = get_array_module(flat.array)
+    ix, iy = _unnormalize(gxy[..., 0], w, align), _unnormalize(gxy[..., 1], h, align)  # (N, P): not padded
+    ixa, iya = ix.detach().array, iy.detach().array
+    x0, y0 = xp.floor(ixa), xp.floor(iya)  # (N, P): tap 0
+    finite = xp.isfinite(ixa) & xp.isfinite(iya)  # (N, P)
+    out = 0
+    with np.errstate(invalid="ignore"):  # non-finite points: NaN taps, masked by `finite`; their offsets are 0
+        wx = cubic_weights(where(xp.isfinite(x0), ix - Tensor._from_op(xp.nan_to_num(x0)), 0.0))  # 4 x (N, P)
+        wy = cubic_weights(where(xp.isfinite(y0), iy - Tensor._from_op(xp.nan_to_num(y0)), 0.0))
+        cols = [tap_coordinates(x0 + (j - 1), w, padding_mode, align, xp) for j in range(4)]  # 4 x (N, P)
+        for i in range(4):
+            row = tap_coordinates(y0 + (i - 1), h, padding_mode, align, xp)  # (N, P)
+            for j in range(4):
+                vals, inside = _read(flat, [row, cols[j]], sizes)
+                out = out + vals * where(inside & finite, wy[i] * wx[j], 0.0)[:, None, :]  # (N, C, P)
+    return out
 
 
 class _NearestGridGrad(Function):
@@ -109,53 +186,64 @@ class _NearestGridGrad(Function):
         return dy, Tensor._from_op(get_array_module(dy.array).zeros(ctx.grid_shape, dtype=dy.dtype))
 
 
-def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
-    """Sample ``input`` ``(N, C, H, W)`` at the normalized points ``grid`` ``(N, Ho, Wo, 2)`` (x, then y,
-    in ``[-1, 1]``) → ``(N, C, Ho, Wo)``, as ``F.grid_sample``.
+    """Sample ``input`` at the normalized points ``grid`` (x, then y, then z, in ``[-1, 1]``), as
+    ``F.grid_sample``:
 
-    ``mode``: ``"bilinear"`` or ``"nearest"`` (ties round half to even, as PyTorch). ``padding_mode``:
-    ``"zeros"`` (outside reads 0), ``"border"`` (clip to the edge) or ``"reflection"``. ``align_corners``
-    as PyTorch (None means False). Gradients with respect to ``input`` and (bilinear) ``grid``;
-    nearest gives ``grid`` a zero gradient, as PyTorch. A non-finite grid point reads as outside the
-    image (0 with zeros padding; PyTorch gives NaN there).
+    - 2-D: ``input`` ``(N, C, H, W)``, ``grid`` ``(N, H_out, W_out, 2)`` → ``(N, C, H_out, W_out)``;
+    - 3-D: ``input`` ``(N, C, D, H, W)``, ``grid`` ``(N, D_out, H_out, W_out, 3)`` → ``(N, C, D_out, H_out, W_out)``.
+
+    ``mode``: ``"bilinear"`` (trilinear in 3-D), ``"nearest"`` (ties round half to even, as PyTorch) or
+    ``"bicubic"`` (2-D only, as PyTorch: Keys' cubic convolution with A = -0.75 over the 4x4 neighbourhood,
+    ``grid_sample_cubic.py``). ``padding_mode``: ``"zeros"`` (outside reads 0), ``"border"`` (clip to the
+    edge) or ``"reflection"``; bicubic applies it to each of its 16 taps, as PyTorch. ``align_corners`` as
+    PyTorch (None means False). Float16/32/64, input and grid of one dtype. Gradients with respect to
+    ``input`` and (bilinear, bicubic) ``grid``; nearest gives ``grid`` a zero gradient, as PyTorch.
+
+    A grid point whose source coordinate is not finite (NaN, or ±inf not clipped by ``border``) reads 0;
+    PyTorch gives NaN for some of these (a deliberate difference, docs/torch_compat.md).
 
     Raises:
-        ShapeError: not 4-D, or batch sizes or the last grid dim (2) that do not fit. OptionError: another
-        mode or padding_mode. DtypeError-like TypeError: non-float input or grid.
+        ShapeError: input not 4-D or 5-D, grid not of the same rank, different batch sizes, a grid whose
+            last dim is not 2 (4-D input) or 3 (5-D input), or empty spatial dims.
+        OptionError: another mode or padding_mode, or bicubic with a 5-D input.
+        DtypeError: non-float input or grid, or two dtypes.
     """
-    if mode not in ("bilinear", "nearest"):
-        raise OptionError(f"grid_sample: mode must be 'bilinear' or 'nearest' here ('bicubic' is not supported), "
-                          f"got {mode!r}")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise OptionError(f"grid_sample: expected mode to be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise OptionError(f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, H_out, W_out, 2) with the same N "
-                         f"(only 4-D here), got {tuple(input.shape)} and {tuple(grid.shape)}")
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor):
+        raise TypeError(f"grid_sample: expected input and grid Tensors, got {type(input).__name__} and "
+                        f"{type(grid).__name__}")
+    shapes = f"input {tuple(input.shape)} and grid {tuple(grid.shape)}"
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise ShapeError(f"grid_sample: expected a 4-D input (N, C, H, W) with a grid (N, H_out, W_out, 2), or a 5-D "
+                         f"input (N, C, D, H, W) with a grid (N, D_out, H_out, W_out, 3), got {shapes}")
+    k = input.ndim - 2  # spatial dims
+    if grid.shape[0] != input.shape[0]:
+        raise ShapeError(f"grid_sample: expected grid and input to have the same batch size N, got {shapes}")
+    if grid.shape[-1] != k:
+        raise ShapeError(f"grid_sample: expected grid to have size {k} in its last dim for a {input.ndim}-D input "
+                         f"({k} coordinates per point), got {shapes}")
+    if mode == "bicubic" and k != 2:
+        raise OptionError(f"grid_sample: bicubic interpolation supports only 4-D input (N, C, H, W), got {shapes}")
+    if 0 in input.shape[2:]:
+        raise ShapeError(f"grid_sample: expected input to have non-empty spatial dims, got {shapes}")
     if not backend.is_floating(input.dtype) or grid.dtype != input.dtype:
-        raise TypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
-                        f"{grid.dtype}")
+        raise DtypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
+                         f"{grid.dtype}")
     align = bool(align_corners)
-    n, c, h, w = input.shape
-    _, ho, wo, _ = grid.shape
-    xp = get_array_module(input.array)
-    g = grid.reshape(n, ho * wo, 2)  # (N, P, 2)
-    ix = _source_index(g[..., 0], w, padding_mode, align)  # (N, P)
-    iy = _source_index(g[..., 1], h, padding_mode, align)  # (N, P)
-    flat = input.reshape(n, c, h * w)  # (N, C, H*W)
-    ixa, iya = ix.detach().array, iy.detach().array
-    if mode == "nearest":
-        with np.errstate(invalid="ignore"):  # NaN/inf coordinates: outside, read as 0
-            vals, inside = _gather_at(flat, xp.round(iya).astype(np.int64), xp.round(ixa).astype(np.int64), h, w)
-        return _NearestGridGrad.apply(where(inside, vals, 0.0).reshape(n, c, ho, wo), grid)
-    x0, y0 = xp.floor(ixa), xp.floor(iya)  # (N, P): the top-left corner
-    with np.errstate(invalid="ignore"):
-        wx1, wy1 = ix - Tensor._from_op(x0), iy - Tensor._from_op(y0)  # (N, P): differentiable in the grid
-        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    out = 0
-    for yy, wy in ((y0, wy0), (y0 + 1, wy1)):
-        for xx, wx in ((x0, wx0), (x0 + 1, wx1)):
-            vals, inside = _gather_at(flat, yy, xx, h, w)
-            out = out + where(inside, vals * (wy * wx)[:, None, :], 0.0)  # (N, C, P): outside corners add 0
-    return out.reshape(n, c, ho, wo)
+    n, c, *sizes = input.shape  # sizes: (H, W) or (D, H, W)
+    out_sizes = tuple(grid.shape[1:-1])
+    g = grid.reshape(n, math.prod(out_sizes), k)  # (N, P, k): x, y[, z]
+    flat = input.reshape(n, c, math.prod(sizes))  # (N, C, [D*]H*W)
+    if mode == "bicubic":
+        out = _bicubic(flat, g, sizes, padding_mode, align)
+    else:  # per spatial dim in (D,) H, W order, whose coordinate is grid's z, y, x
+        with np.errstate(invalid="ignore"):  # reflecting ±inf gives NaN: read as outside
+            coords = [_source_index(g[..., k - 1 - d], sizes[d], padding_mode, align) for d in range(k)]  # k x (N, P)
+        out = _nearest(flat, coords, sizes) if mode == "nearest" else _linear(flat, coords, sizes)
+    out = out.reshape(n, c, *out_sizes)
+    return _NearestGridGrad.apply(out, grid) if mode == "nearest" else out
