@@ -330,11 +330,11 @@ def test_affine_grid_matches_torch_and_identity_resamples_exactly(align_corners,
 
 def test_grid_sample_bad_input():
     x, g = mt.zeros(1, 1, 2, 2), mt.zeros(1, 2, 2, 2)
-    with pytest.raises(ValueError, match="mode must be 'bilinear' or 'nearest'"):
-        F.grid_sample(x, g, mode="bicubic")
+    with pytest.raises(ValueError, match="mode to be 'bilinear', 'nearest' or 'bicubic'"):
+        F.grid_sample(x, g, mode="area")
     with pytest.raises(ValueError, match="padding_mode must be"):
         F.grid_sample(x, g, padding_mode="circular")
-    with pytest.raises(RuntimeError, match="only 4-D here"):
+    with pytest.raises(RuntimeError, match="expected a 4-D input"):
         F.grid_sample(mt.zeros(1, 2, 2), g)
     with pytest.raises(RuntimeError, match="theta of shape"):
         F.affine_grid(mt.zeros(1, 3, 3), (1, 1, 2, 2))
