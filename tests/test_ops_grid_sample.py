@@ -141,6 +141,8 @@ def test_grid_sample_property_matches_torch_and_identity_resamples(dim, mode, pa
     ours = F.grid_sample(mt.tensor(a), mt.tensor(g), **kw).numpy()
     np.testing.assert_allclose(ours, torch.nn.functional.grid_sample(torch.tensor(a), torch.tensor(g), **kw).numpy(),
                                rtol=1e-10, atol=1e-12)
+    codes = ("bilinear", "nearest", "bicubic").index(mode), PADDINGS.index(padding_mode)  # torch.grid_sampler's
+    np.testing.assert_array_equal(mt.grid_sampler(mt.tensor(a), mt.tensor(g), *codes, align_corners).numpy(), ours)
     # the identity transform's grid hits every pixel centre: every mode and padding gives the input back
     eye = mt.tensor(np.tile(np.eye(dim, dim + 1), (n, 1, 1)))
     grid = F.affine_grid(eye, (n, 2, *sizes), align_corners=align_corners)
@@ -217,3 +219,54 @@ def test_edge_values_zeros_float16_and_empty(rng):
     for shape, gshape in [((0, 2, 3, 4), (0, 2, 2, 2)), ((1, 0, 3, 4), (1, 2, 2, 2)), ((1, 2, 2, 3, 4), (1, 0, 2, 2, 3))]:
         out = F.grid_sample(mt.zeros(*shape), mt.zeros(*gshape), align_corners=False)
         assert tuple(out.shape) == (shape[0], shape[1], *gshape[1:-1])  # PyTorch's shapes
+
+
+# ------------------------------------------------------------------ torch.grid_sampler*, affine_grid_generator
+
+
+@pytest.mark.parametrize("mode,padding_mode,align_corners", list(itertools.product((0, 1, 2), (0, 1, 2), (False, True))))
+def test_grid_sampler_codes_match_torch(mode, padding_mode, align_corners, rng):
+    a2, g2 = rng.standard_normal((2, 3, 4, 5)), rng.uniform(-1.4, 1.4, (2, 3, 2, 2))
+    a3, g3 = rng.standard_normal((1, 2, 3, 2, 4)), rng.uniform(-1.4, 1.4, (1, 2, 3, 2, 3))
+    args = (mode, padding_mode, align_corners)
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(lambda x, y: mt.grid_sampler_2d(x, y, *args), lambda x, y: torch.grid_sampler_2d(x, y, *args),
+                           [a2.astype(dtype), g2.astype(dtype)])
+        compare_with_torch(lambda x, y: mt.grid_sampler(x, y, *args), lambda x, y: torch.grid_sampler(x, y, *args),
+                           [a2.astype(dtype), g2.astype(dtype)])
+        if mode != 2:  # no 3-D bicubic
+            compare_with_torch(lambda x, y: mt.grid_sampler_3d(x, y, *args),
+                               lambda x, y: torch.grid_sampler_3d(x, y, *args), [a3.astype(dtype), g3.astype(dtype)])
+    if mode != 1:
+        g = _grid_away_from_kinks(rng, 1, (2, 2), (4, 5), align_corners)
+        gradcheck_noncontiguous(lambda x, y: mt.grid_sampler_2d(x, y, *args), [a2[:1], g])
+
+
+def test_affine_grid_generator_matches_torch(rng):
+    theta2, theta3 = rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 3, 4))
+    for theta, size in ((theta2, [2, 1, 3, 4]), (theta3, [2, 1, 2, 3, 4])):
+        for dtype in (np.float64, np.float32):
+            compare_with_torch(lambda t, size=size: mt.affine_grid_generator(t, size, False),
+                               lambda t, size=size: torch.affine_grid_generator(t, size, False), [theta.astype(dtype)])
+        assert gradcheck(lambda t, size=size: mt.affine_grid_generator(t, size, True), (t64(theta),))
+
+
+def test_grid_sampler_bad_input():
+    x4, g4 = mt.zeros(1, 1, 2, 2), mt.zeros(1, 2, 2, 2)
+    x5, g5 = mt.zeros(1, 1, 2, 2, 2), mt.zeros(1, 2, 2, 2, 3)
+    with pytest.raises(ValueError, match="interpolation_mode must be one of 0 \\(bilinear\\), 1 \\(nearest\\), 2 "
+                                         "\\(bicubic\\), got 3"):
+        mt.grid_sampler_2d(x4, g4, 3, 0, False)  # PyTorch accepts 3 and returns whatever is in memory
+    with pytest.raises(ValueError, match="padding_mode must be one of 0 \\(zeros\\), 1 \\(border\\), 2 "
+                                         "\\(reflection\\), got 'zeros'"):
+        mt.grid_sampler(x4, g4, 0, "zeros", False)
+    with pytest.raises(TypeError, match="align_corners must be a bool, got int"):
+        mt.grid_sampler_2d(x4, g4, 0, 0, 1)
+    with pytest.raises(RuntimeError, match="grid_sampler_2d: expected a 4-D input and a 4-D grid, got \\(1, 1, 2, 2, 2\\)"):
+        mt.grid_sampler_2d(x5, g5, 0, 0, False)
+    with pytest.raises(RuntimeError, match="grid_sampler_3d: expected a 5-D input"):
+        mt.grid_sampler_3d(x4, g4, 0, 0, False)
+    with pytest.raises(RuntimeError, match="bicubic interpolation supports only 4-D input"):
+        mt.grid_sampler_3d(x5, g5, 2, 0, False)
+    with pytest.raises(TypeError, match="align_corners must be a bool, got NoneType"):
+        mt.affine_grid_generator(mt.zeros(1, 2, 3), [1, 1, 2, 2], None)

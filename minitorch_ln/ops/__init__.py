@@ -20,6 +20,7 @@ from . import (  # the op modules, each with its ``__all__``
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
     reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
     resize, numeric_gradient, histogram_dd, lowrank,
+    grid_samplers,
 )
 
 _OP_MODULES = (
@@ -35,6 +36,7 @@ _OP_MODULES = (
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
     reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
     resize, numeric_gradient, histogram_dd, lowrank,
+    grid_samplers,
 )
 
 __all__ = []
