@@ -138,8 +138,10 @@ def _linear(flat: Tensor, coords, sizes) -> Tensor:
         weight = 1
         for f, b in zip(fracs, corner):
             weight = weight * (f if b else 1 - f)  # (N, P)
-        out = out + vals * where(inside, weight, 0.0)[:, None, :]  # (N, C, P): the weight masked, not the product,
-    return out  # so a NaN weight outside never reaches the input's gradient
+        # (N, C, P): a corner outside gets weight 0 (its vals are pixel 0's); masking the weight rather than the
+        # product keeps the gradient that reaches pixel 0 through it at exactly 0
+        out = out + vals * where(inside, weight, 0.0)[:, None, :]
+    return out
 
 
 def _nearest(flat: Tensor, coords, sizes) -> Tensor:
