@@ -28,7 +28,14 @@ compilation (the warm-up). Its loss and gradients are checked against PyTorch's 
 ``/JAX`` column is minitorch_ln's time over JAX's. Without JAX (or with ``--no-jax``) a line says
 it was skipped. ``--single-thread`` also gives XLA one thread.
 
+``--compile`` adds ``torch.compile`` (PyTorch's default inductor backend on the CPU, which generates
+and compiles C++ for the model's forward and backward) as a fourth peer: a copy of the PyTorch twin
+with the same weights, compiled as nanoGPT does (the model, not the optimizer step: eager AdamW),
+timed after its compilation (the first step; minutes on a small machine), its loss and gradients
+checked against eager PyTorch's; the ``/compile`` column is minitorch_ln's time over it.
+
     python benchmarks/bench_train_step.py [--preset tiny|small|all] [--repeat N] [--single-thread] [--no-jax]
+                                          [--compile]
 """
 
 from __future__ import annotations
@@ -44,8 +51,9 @@ def _parse(argv):
     p.add_argument("--preset", choices=("tiny", "small", "all"), default="all")
     p.add_argument("--repeat", type=int, default=None, help="timed steps per library (default 10 tiny, 4 small)")
     p.add_argument("--single-thread", action="store_true", help="one thread each, CPU time")
-    p.add_argument("--only", choices=("mt", "torch", "jax"), default=None, help="time one library (for profiling)")
+    p.add_argument("--only", choices=("mt", "torch", "jax", "compile"), default=None, help="time one library (for profiling)")
     p.add_argument("--no-jax", action="store_true", help="leave JAX out even where it is installed")
+    p.add_argument("--compile", action="store_true", help="add torch.compile (inductor) as a peer")
     return p.parse_args(argv)
 
 
@@ -91,7 +99,34 @@ def _import_jax():
     return jax_gpt, None
 
 
-def make_steps(preset: str, jax_gpt=None):
+def make_compiled_step(twin, batch_t):
+    """A ``torch.compile``d copy of ``twin`` (same weights) with its own eager AdamW; its first step, which
+    compiles, is the warm-up of :func:`time_steps`. Returns ``(step, check)``: ``check`` runs one forward and
+    backward and returns the loss and gradients by parameter name, to compare with eager PyTorch's."""
+    import copy  # noqa: PLC0415
+
+    twin_c = copy.deepcopy(twin)
+    compiled = torch.compile(twin_c)
+    opt = torch.optim.AdamW(twin_c.parameters(), lr=1e-3, foreach=False)
+
+    def step():
+        opt.zero_grad()
+        _, loss = compiled(*batch_t)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def check():
+        _, loss = compiled(*batch_t)
+        loss.backward()
+        grads = {k: p.grad.numpy().copy() for k, p in twin_c.named_parameters()}
+        twin_c.zero_grad()
+        return float(loss.item()), grads
+
+    return step, check
+
+
+def make_steps(preset: str, jax_gpt=None, with_compile: bool = False):
     """``({library: step}, config, batch, n_params)`` for one preset, every model holding the same weights."""
     mt.manual_seed(0)
     config = GPTConfig.preset(preset, vocab_size=VOCAB)
@@ -125,9 +160,13 @@ def make_steps(preset: str, jax_gpt=None):
         params = jax_gpt.params_from_state_dict(model.state_dict())
         jax_check = jax_gpt.loss_and_grads(params, idx, targets, config)
         steps["jax"] = jax_gpt.make_train_step(params, idx, targets, config)
+    if with_compile:  # before the check and the timing: the copy starts from the same weights
+        steps["compile"], compile_check = make_compiled_step(twin, (idx_t, tgt_t))
     check_same_gradients(preset, model, twin, (idx_m, tgt_m), (idx_t, tgt_t))
     if jax_gpt is not None:
         check_same_as_torch(preset, "JAX", *jax_check, twin, (idx_t, tgt_t))
+    if with_compile:
+        check_same_as_torch(preset, "torch.compile", *compile_check(), twin, (idx_t, tgt_t))
     return steps, config, B, model.num_parameters()
 
 
@@ -192,13 +231,19 @@ def main(args=ARGS):
           f"{'CPU' if args.single_thread else 'wall'} time per step, best (median)")
     if jax_missing:
         print(f"JAX {jax_missing}")
+    with_compile = args.compile and args.only in (None, "compile")
+    if with_compile:
+        print("torch.compile: inductor (C++ on the CPU), the model compiled, AdamW eager; its compilation is "
+              "its warm-up step")
     head = f"{'preset':<7} {'params':>8} {'B x T':>9} {'minitorch_ln':>22} {'PyTorch':>22} {'ratio':>6}"
     if jax_gpt is not None:
         head += f" {'JAX':>22} {'/JAX':>6}"
+    if with_compile:
+        head += f" {'torch.compile':>22} {'/compile':>8}"
     print(head + f" {'target':>7}")
     presets = ("tiny", "small") if args.preset == "all" else (args.preset,)
     for preset in presets:
-        steps, config, B, n_params = make_steps(preset, jax_gpt)
+        steps, config, B, n_params = make_steps(preset, jax_gpt, with_compile)
         if args.only:
             steps = {args.only: steps[args.only]}
         repeat = args.repeat or (10 if preset == "tiny" else 4)
@@ -212,6 +257,9 @@ def main(args=ARGS):
         if jax_gpt is not None:
             best_j, med_j = t.get("jax", nan)
             line += f" {best_j * 1e3:9.1f} ms ({med_j * 1e3:7.1f}) {best_m / best_j:6.2f}"
+        if with_compile:
+            best_c, med_c = t.get("compile", nan)
+            line += f" {best_c * 1e3:9.1f} ms ({med_c * 1e3:7.1f}) {best_m / best_c:8.2f}"
         print(line + f" {target:>7.1f}")
 
 

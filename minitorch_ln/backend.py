@@ -49,10 +49,18 @@ class DeviceError(RuntimeError):
 # --------------------------------------------------------------------------------------------
 
 
+#: ``minitorch-ln run --cuda-as-cpu`` sets this variable: every ``"cuda"``/``"cuda:N"`` is then the CPU, so a
+#: script that hard-codes the GPU (nanoGPT's DDP path) runs unchanged on a machine without one. Read once, at
+#: import; never on unless asked for (a script's tensors report ``device(type='cpu')``).
+CUDA_AS_CPU_ENV = "MINITORCH_LN_CUDA_AS_CPU"
+CUDA_AS_CPU = os.environ.get(CUDA_AS_CPU_ENV, "") == "1"
+
+
 class Device:
     """A device: ``Device("cpu")``, ``Device("cuda")`` (GPU 0) or ``Device("cuda:1")``.
 
-    Compares equal to its string form, so ``t.device == "cpu"`` works as in PyTorch.
+    Compares equal to its string form, so ``t.device == "cpu"`` works as in PyTorch. Under
+    ``minitorch-ln run --cuda-as-cpu`` (:data:`CUDA_AS_CPU`) ``"cuda"`` and ``"cuda:N"`` parse as the CPU.
     """
 
     __slots__ = ("type", "index")
@@ -73,7 +81,10 @@ class Device:
         else:
             if idx and not idx.isdigit():
                 raise DeviceError(f"unknown device {spec!r}: the index after 'cuda:' must be an integer")
-            self.type, self.index = "cuda", int(idx) if idx else 0
+            if CUDA_AS_CPU:  # asked for on the command line: the GPU a script names is the CPU
+                self.type, self.index = "cpu", None
+            else:
+                self.type, self.index = "cuda", int(idx) if idx else 0
 
     def __str__(self) -> str:
         return "cpu" if self.type == "cpu" else f"cuda:{self.index}"

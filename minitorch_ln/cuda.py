@@ -74,6 +74,12 @@ def set_device(device) -> None:
     ignored, as in PyTorch. Raises DeviceError without a GPU or for an index out of range."""
     if isinstance(device, int) and not isinstance(device, bool) and device < 0:
         return
+    if backend.CUDA_AS_CPU and not is_available():  # `run --cuda-as-cpu`: every 'cuda:N' is the CPU
+        if isinstance(device, bool) or not isinstance(device, (int, str, backend.Device)):
+            raise TypeError(f"expected a device index, 'cuda:N' or a device, got {type(device).__name__}")
+        if isinstance(device, str):
+            backend.device(device)  # a malformed string still raises
+        return
     index = _index(device)
     _cupy().cuda.runtime.setDevice(index)
 
@@ -110,7 +116,10 @@ def _seed_gpu(index: int, seed: int) -> None:
 
 
 def synchronize(device=None) -> None:
-    """Wait for all work queued on ``device`` (default: the current GPU). Raises DeviceError without a GPU."""
+    """Wait for all work queued on ``device`` (default: the current GPU). Raises DeviceError without a GPU
+    (under ``run --cuda-as-cpu`` there is nothing to wait for: the CPU's work is done when a call returns)."""
+    if backend.CUDA_AS_CPU and not is_available():
+        return
     cp = _cupy()
     with cp.cuda.Device(_index(device)):
         cp.cuda.runtime.deviceSynchronize()

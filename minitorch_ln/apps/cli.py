@@ -351,7 +351,7 @@ def _add_graph(sub) -> None:
 def _cmd_run(args) -> int:
     from .launch import run_command  # noqa: PLC0415 - with --nproc-per-node N: N ranks through mpiexec
 
-    return run_command(args.script, args.args, args.nproc_per_node)
+    return run_command(args.script, args.args, args.nproc_per_node, cuda_as_cpu=args.cuda_as_cpu)
 
 
 def _add_run(sub) -> None:
@@ -360,6 +360,9 @@ def _add_run(sub) -> None:
                                    "to minitorch_ln (docs/torch_compat.md); its exit status is the command's.")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="start N ranks through MPI with torchrun's environment (docs/distributed.md)")
+    p.add_argument("--cuda-as-cpu", action="store_true",
+                   help="make every 'cuda'/'cuda:N' device the CPU, for a script that hard-codes the GPU "
+                        "(nanoGPT's DDP path; docs/distributed.md)")
     p.add_argument("script", metavar="SCRIPT.py", help="the script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments, passed on as they are")
     p.set_defaults(func=_cmd_run)

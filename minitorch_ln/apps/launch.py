@@ -96,9 +96,20 @@ def set_rank_environment() -> None:
         env.setdefault(key, value)
 
 
-def run_command(script: str, args, nproc_per_node=None) -> int:
+def run_command(script: str, args, nproc_per_node=None, cuda_as_cpu: bool = False) -> int:
     """``minitorch-ln run``: with ``nproc_per_node``, the launcher; else the script in this process (a rank
-    of an MPI job when started by mpiexec: torchrun's variables come from MPI's)."""
+    of an MPI job when started by mpiexec: torchrun's variables come from MPI's).
+
+    ``cuda_as_cpu`` (``--cuda-as-cpu``) makes every ``"cuda:N"`` the CPU here and in every rank (through
+    the environment, :data:`minitorch_ln.backend.CUDA_AS_CPU_ENV`), said once on standard error."""
+    if cuda_as_cpu:
+        from .. import backend  # noqa: PLC0415
+
+        os.environ[backend.CUDA_AS_CPU_ENV] = "1"
+        backend.CUDA_AS_CPU = True
+        if nproc_per_node is not None or os.environ.get("RANK", "0") == "0":
+            print("minitorch-ln run: --cuda-as-cpu: 'cuda' and 'cuda:N' devices are the CPU in this run",
+                  file=sys.stderr)
     if nproc_per_node is not None:
         try:
             return launch(nproc_per_node, script, args)

@@ -21,6 +21,7 @@ import contextlib
 
 import numpy as np
 
+from .. import backend
 from ..autograd.grad_mode import is_grad_enabled
 from ..nn.module import Module
 from ._mpi import load_mpi
@@ -73,6 +74,8 @@ class DistributedDataParallel(Module):
         if bucket_cap_mb is not None and not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be > 0, got {bucket_cap_mb}")
         devices = {str(p.device) for p in params}
+        if backend.CUDA_AS_CPU and devices == {"cpu"}:  # `run --cuda-as-cpu`: the script's GPU ids name the CPU
+            device_ids = output_device = None
         if device_ids is not None and devices == {"cpu"}:  # PyTorch's check, message and type
             raise ValueError(f"DistributedDataParallel device_ids and output_device arguments only work with "
                              f"single-device/multiple-device GPU modules or CPU modules, but got device_ids "

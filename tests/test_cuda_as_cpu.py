@@ -1,0 +1,72 @@
+"""``minitorch-ln run --cuda-as-cpu``: a script that hard-codes the GPU (nanoGPT's DDP path) runs
+unchanged on a CPU, giving exactly the weights of the same steps written for the CPU; without the
+option it stops with the clear no-GPU error. Multi-rank tests are skipped without mpi4py.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import minitorch_ln as mt
+from minitorch_ln import backend, cuda
+
+from test_distributed import SCRIPTS, _env, launch
+
+
+@pytest.fixture
+def cuda_as_cpu(monkeypatch):
+    monkeypatch.setattr(backend, "CUDA_AS_CPU", True)
+
+
+def test_cuda_devices_parse_as_the_cpu_only_when_asked(cuda_as_cpu):
+    for spec in ("cuda", "cuda:0", "cuda:3", " CUDA:1 "):
+        assert backend.Device(spec) == "cpu" and backend.Device(spec).index is None
+    t = mt.ones(2, device="cuda:1")
+    assert t.device == "cpu" and t.to("cuda:0", non_blocking=True).device == "cpu"
+    with pytest.raises(backend.DeviceError, match="must be an integer"):
+        backend.Device("cuda:x")  # a malformed string is still refused
+    with pytest.raises(backend.DeviceError, match="unknown device"):
+        backend.Device("tpu")
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers; the mapping is for machines without")
+def test_set_device_and_synchronize_accept_the_scripts_gpu(cuda_as_cpu):
+    cuda.set_device("cuda:1")
+    cuda.set_device(0)
+    cuda.synchronize()
+    with pytest.raises(TypeError, match="device index"):
+        cuda.set_device(1.5)
+    with pytest.raises(backend.DeviceError):
+        cuda.set_device("cuda:one")
+
+
+def test_without_the_option_cuda_is_cuda():
+    assert not backend.CUDA_AS_CPU  # never on unless asked for
+    assert backend.Device("cuda:1").type == "cuda"
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers")
+def test_hard_coded_gpu_script_runs_on_two_cpu_ranks_with_the_cpu_weights(tmp_path):
+    pytest.importorskip("mpi4py")
+    cmd = [sys.executable, "-m", "minitorch_ln", "run", "--nproc-per-node", "2", "--cuda-as-cpu",
+           str(SCRIPTS / "hardcoded_gpu.py"), "--out", "G"]
+    res = subprocess.run(cmd, env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.count("--cuda-as-cpu: 'cuda' and 'cuda:N' devices are the CPU") == 1  # said once
+    assert "DEVICE cpu rank 0" in res.stdout and "DEVICE cpu rank 1" in res.stdout
+    ref = launch(SCRIPTS / "hardcoded_gpu.py", "--out", "C", "--cpu", cwd=tmp_path)
+    assert ref.returncode == 0, ref.stderr
+    g0, g1, c0 = (np.load(tmp_path / name) for name in ("G.rank0.npy", "G.rank1.npy", "C.rank0.npy"))
+    np.testing.assert_array_equal(g0, g1)  # DDP kept the replicas equal
+    np.testing.assert_array_equal(g0, c0)  # and the 'cuda' spelling computed exactly the CPU steps
+    assert np.abs(g0).max() > 0
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers")
+def test_hard_coded_gpu_script_without_the_option_stops_every_rank_with_the_no_gpu_error(tmp_path):
+    pytest.importorskip("mpi4py")
+    res = launch(SCRIPTS / "hardcoded_gpu.py", "--out", "G", cwd=tmp_path, timeout=60)
+    assert res.returncode != 0
+    assert "CuPy" in res.stderr  # the DeviceError naming the extra to install
