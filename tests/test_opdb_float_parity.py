@@ -1,0 +1,297 @@
+"""Regressions from PyTorch's op database walked in float64/float32 (issue 24's target: at least 98% of
+every provided op's samples agree): the samples that were refused and now agree, each checked against
+PyTorch (``compare_with_torch``, float64 and float32, random upstream gradients) and against the math.
+
+- normalization with a negative ``eps`` (layer/rms/group/instance norm): ``rstd = 1/sqrt(var + eps)`` is
+  the formula's number wherever ``var + eps > 0`` and NaN where it is negative, as in PyTorch; batch norm
+  keeps PyTorch's own refusals (``eps > 0`` in training, ``>= 0`` in evaluation); batch norm of an empty 1-d
+  input is an empty output;
+- ``gather``/``scatter`` with an empty index of any dtype or shape (PyTorch checks neither);
+- ``tensordot`` where a contracted dim of size 1 meets a larger one (it broadcasts);
+- ``linalg.matrix_norm``/``linalg.norm`` of matrices with no rows or columns (0 for the max orders,
+  PyTorch's IndexError for the min orders).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch_ln as mt
+import minitorch_ln.nn.functional as F
+from helpers import compare_with_torch, gradcheck_noncontiguous
+from strategies import arrays
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(24)
+
+
+# ==================================================================================================
+# Normalization with a negative eps
+# ==================================================================================================
+
+
+def _layer_norm_formula(x, w, b, eps):
+    """``(x - mean) / sqrt(var + eps) · w + b`` over the last dim, in float64 NumPy (NaN where var + eps < 0)."""
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)  # biased
+    with np.errstate(invalid="ignore"):
+        return (x - mean) / np.sqrt(var + eps) * w + b
+
+
+def _rows_with_small_and_large_variance(rng, shape=(6, 5)):
+    """Rows of variance about 0.01 (below 0.5: ``var - 0.5 < 0``, NaN) and about 4 (the formula's number)."""
+    x = rng.standard_normal(shape)
+    x[::2] *= 0.1
+    x[1::2] *= 2.0
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_layer_norm_negative_eps_matches_torch_and_the_formula(dtype, rng):
+    x = _rows_with_small_and_large_variance(rng)
+    w, b = rng.standard_normal(5), rng.standard_normal(5)
+    ours, _ = compare_with_torch(lambda x, w, b: F.layer_norm(x, (5,), w, b, eps=-0.5),
+                                 lambda x, w, b: TF.layer_norm(x, (5,), w, b, eps=-0.5),
+                                 [a.astype(dtype) for a in (x, w, b)])
+    want = _layer_norm_formula(x, w, b, -0.5)
+    assert np.isnan(want[::2]).all() and np.isfinite(want[1::2]).all()  # both kinds of row are in the sample
+    np.testing.assert_allclose(ours[0], want, rtol=1e-12 if dtype == np.float64 else 1e-4, atol=1e-5)
+
+
+def test_layer_and_rms_norm_negative_eps_gradcheck_noncontiguous(rng):
+    # every row's var (mean square for RMSNorm) well above |eps|, so the formula is smooth there
+    x = rng.standard_normal((4, 5)) * 3.0
+    x = x - x.mean(-1, keepdims=True) + rng.standard_normal((4, 1))
+    assert (x.var(-1) > 0.5).all()
+    w, b = rng.standard_normal(5), rng.standard_normal(5)
+    gradcheck_noncontiguous(lambda x, w, b: F.layer_norm(x, (5,), w, b, eps=-0.2), [x, w, b], gg=True)
+    gradcheck_noncontiguous(lambda x, w: F.rms_norm(x, (5,), w, eps=-0.2), [x, w], gg=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rms_norm_negative_eps_matches_torch_and_the_formula(dtype, rng):
+    x = _rows_with_small_and_large_variance(rng)
+    w = rng.standard_normal(5)
+    ours, _ = compare_with_torch(lambda x, w: F.rms_norm(x, (5,), w, eps=-0.5),
+                                 lambda x, w: TF.rms_norm(x, (5,), w, eps=-0.5), [x.astype(dtype), w.astype(dtype)])
+    with np.errstate(invalid="ignore"):
+        want = x / np.sqrt((x * x).mean(-1, keepdims=True) - 0.5) * w  # NaN where mean(x²) < 0.5
+    assert np.isnan(want).any() and np.isfinite(want).any()
+    np.testing.assert_allclose(ours[0], want, rtol=1e-12 if dtype == np.float64 else 1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_group_and_instance_norm_negative_eps_match_torch_and_the_formula(dtype, rng):
+    x = rng.standard_normal((3, 4, 5))
+    x[:, :2] *= 0.1  # group 0 (channels 0, 1): var about 0.01 -> NaN with eps = -0.5; group 1 finite
+    x[:, 2:] *= 2.0
+    w, b = rng.standard_normal(4), rng.standard_normal(4)
+    args = [a.astype(dtype) for a in (x, w, b)]
+    ours, _ = compare_with_torch(lambda x, w, b: F.group_norm(x, 2, w, b, eps=-0.5),
+                                 lambda x, w, b: TF.group_norm(x, 2, w, b, eps=-0.5), args)
+    g = x.reshape(3, 2, 10)
+    want = _layer_norm_formula(g, 1.0, 0.0, -0.5).reshape(3, 4, 5) * w[:, None] + b[:, None]
+    assert np.isnan(want[:, :2]).all() and np.isfinite(want[:, 2:]).all()
+    np.testing.assert_allclose(ours[0], want, rtol=1e-12 if dtype == np.float64 else 1e-4, atol=1e-5)
+    compare_with_torch(lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=-0.5),
+                       lambda x, w, b: TF.instance_norm(x, weight=w, bias=b, eps=-0.5), args)
+
+
+def test_group_norm_negative_eps_gradcheck_noncontiguous(rng):
+    x = rng.standard_normal((2, 4, 3)) * 3.0
+    assert (x.reshape(2, 2, 6).var(-1) > 0.5).all()
+    gradcheck_noncontiguous(lambda x, w, b: F.group_norm(x, 2, w, b, eps=-0.1),
+                            [x, rng.standard_normal(4), rng.standard_normal(4)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=arrays((3, 4)), eps=st.floats(-1.0, 1.0))
+def test_property_layer_norm_is_the_formula_for_any_eps(x, eps):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1)
+    if np.any(np.abs(var + eps) < 1e-6):  # at var + eps = 0 the formula divides 0 by 0
+        return
+    got = F.layer_norm(mt.tensor(x), (4,), eps=eps).numpy()
+    want = _layer_norm_formula(x, 1.0, 0.0, eps)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))  # NaN exactly where var + eps < 0
+    fin = np.isfinite(want)
+    scale = np.abs(want[fin]).max() if fin.any() else 1.0
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-9, atol=1e-9 * scale)
+
+
+def test_norms_with_nonfinite_or_zero_eps_match_torch(rng):
+    # eps = inf: rstd = 0, the output is the bias; eps = NaN: NaN everywhere; eps = 0 on a constant row: NaN
+    x = rng.standard_normal((3, 5))
+    x[0] = 0.7
+    w, b = rng.standard_normal(5), rng.standard_normal(5)
+    for eps in (math.inf, math.nan, 0.0):
+        compare_with_torch(lambda x, w, b: F.layer_norm(x, (5,), w, b, eps=eps),
+                           lambda x, w, b: TF.layer_norm(x, (5,), w, b, eps=eps), [x, w, b])
+    out = F.layer_norm(mt.tensor(x), (5,), mt.tensor(w), mt.tensor(b), eps=math.inf).numpy()
+    np.testing.assert_allclose(out, np.broadcast_to(b, (3, 5)))
+
+
+def test_instance_norm_refuses_eps_zero_where_torch_gives_a_value_that_is_not_the_formulas():
+    # PyTorch's instance_norm gives `bias` for a constant instance with eps = 0 (its batch-norm kernel sets
+    # rstd to 0 there); the formula is 0/0. Refused, with the reason.
+    with pytest.raises(ValueError, match="instance_norm: eps must not be 0"):
+        F.instance_norm(mt.randn(2, 3, 4), eps=0.0)
+
+
+def test_batch_norm_keeps_torch_refusals_of_eps(rng):
+    x = mt.tensor(rng.standard_normal((4, 3)))
+    rm, rv = mt.zeros(3, dtype=mt.float64), mt.ones(3, dtype=mt.float64)
+    for eps in (0.0, -0.5):
+        with pytest.raises(ValueError, match=f"batch_norm: eps must be positive during training, but got {eps}"):
+            F.batch_norm(x, rm, rv, training=True, eps=eps)
+        with pytest.raises(ValueError, match=f"batch_norm eps must be positive during training, but got {eps}"):
+            TF.batch_norm(torch.tensor(x.numpy()), torch.zeros(3, dtype=torch.float64),
+                          torch.ones(3, dtype=torch.float64), training=True, eps=eps)
+    with pytest.raises(ValueError, match="batch_norm: eps must be non-negative, but got -0.5"):
+        F.batch_norm(x, rm, rv, training=False, eps=-0.5)
+    # eps = 0 in evaluation is PyTorch's too: (x - running_mean) / sqrt(running_var)
+    a, m, v = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.uniform(0.5, 2.0, 3)
+    ours, _ = compare_with_torch(lambda x, m, v: F.batch_norm(x, m, v, training=False, eps=0.0),
+                                 lambda x, m, v: TF.batch_norm(x, m, v, training=False, eps=0.0), [a, m, v],
+                                 requires_grad=[True, False, False])
+    np.testing.assert_allclose(ours[0], (a - m) / np.sqrt(v), rtol=1e-12)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_batch_norm_of_an_empty_1d_input_is_empty_as_torch(training, dtype, rng):
+    empty = np.zeros(0, dtype)
+    ours, _ = compare_with_torch(lambda x, m, v: F.batch_norm(x, m, v, training=training),
+                                 lambda x, m, v: TF.batch_norm(x, m, v, training=training),
+                                 [empty, empty.copy(), empty.copy()], requires_grad=[True, False, False])
+    assert ours[0].shape == (0,)
+    # with affine parameters: PyTorch multiplies by weight[0] and adds bias[0] (zero gradients for them)
+    w, b = rng.standard_normal(2).astype(dtype), rng.standard_normal(2).astype(dtype)
+    compare_with_torch(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=training),
+                       lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=training), [empty, w, b])
+    with pytest.raises(ValueError, match=r"expected an input of shape \(N, C\) or \(N, C, L\), got shape \(3,\)"):
+        F.batch_norm(mt.ones(3), None, None, training=training)  # a non-empty 1-d input stays refused
+
+
+# ==================================================================================================
+# gather / scatter with an empty index
+# ==================================================================================================
+
+
+@pytest.mark.parametrize("index_dtype", [np.uint8, np.int16, np.float32, np.int64])
+@pytest.mark.parametrize("index_shape", [(0,), (2, 0)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gather_with_an_empty_index_of_any_dtype_is_empty_as_torch(index_dtype, index_shape, dtype, rng):
+    x = rng.standard_normal(5).astype(dtype)
+    idx = np.zeros(index_shape, index_dtype)
+    ours, _ = compare_with_torch(lambda x, i: mt.gather(x, 0, i), lambda x, i: torch.gather(x, 0, i), [x, idx])
+    assert ours[0].shape == index_shape
+    xt = mt.tensor(x, requires_grad=True)
+    mt.gather(xt, 0, mt.tensor(idx)).sum().backward()
+    np.testing.assert_array_equal(xt.grad.numpy(), np.zeros(5))  # nothing read, nothing to differentiate
+
+
+def test_gather_and_scatter_keep_refusing_a_nonempty_index_of_another_dtype():
+    for call in (lambda: mt.gather(mt.ones(5), 0, mt.zeros(2, dtype=mt.uint8)),
+                 lambda: mt.scatter(mt.ones(5), 0, mt.zeros(2, dtype=mt.uint8), mt.ones(2))):
+        with pytest.raises(RuntimeError, match="expected index of dtype int64 or int32, got uint8"):
+            call()
+    with pytest.raises(IndexError, match="out of range"):  # the dim is still checked for an empty index
+        mt.gather(mt.ones(5), 3, mt.zeros(0, dtype=mt.uint8))
+
+
+@pytest.mark.parametrize("op", ["scatter", "scatter_add", "scatter_value"])
+def test_scatter_with_an_empty_index_returns_the_input_as_torch(op, rng):
+    x, src, idx = rng.standard_normal(5), rng.standard_normal(3), np.zeros(0, np.uint8)
+
+    def call(lib):
+        if op == "scatter_value":
+            return lambda x, i, s: lib.scatter(x, 0, i, 2.0)
+        return lambda x, i, s: getattr(lib, op)(x, 0, i, s)
+
+    # src's gradient is not compared: PyTorch's backward raises for a src larger than the index (ours: zeros)
+    ours, _ = compare_with_torch(call(mt), call(torch), [x, idx, src], requires_grad=[True, False, False])
+    np.testing.assert_array_equal(ours[0], x)
+
+
+# ==================================================================================================
+# tensordot: a contracted dim of size 1 broadcasts
+# ==================================================================================================
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shapes, dims", [
+    (((1, 1, 1), (2, 1, 2)), ([0, 1], [2, 0])),   # the database's sample
+    (((3, 2), (1, 5)), ([1], [0])),
+    (((3, 1, 4), (4, 5, 2)), ([1, 2], [1, 0])),   # size 1 on a's side
+    (((2, 3, 0), (1, 4)), ([2], [0])),            # size 1 against an empty dim: an empty sum, 0
+])
+def test_tensordot_broadcasts_a_size_one_contracted_dim_as_torch(shapes, dims, dtype, rng):
+    a, b = (rng.standard_normal(s) for s in shapes)
+    ours, _ = compare_with_torch(lambda a, b: mt.tensordot(a, b, dims), lambda a, b: torch.tensordot(a, b, dims),
+                                 [a.astype(dtype), b.astype(dtype)])
+    # the math: broadcast the size-1 dims to the partner's size, then an ordinary contraction
+    a_full, b_full = a, b
+    for i, j in zip(*dims):
+        if b.shape[j] == 1:
+            b_full = np.repeat(b_full, a.shape[i], axis=j)  # to a's size (0 included: an empty sum)
+        elif a.shape[i] == 1:
+            a_full = np.repeat(a_full, b.shape[j], axis=i)
+    want = np.tensordot(a_full, b_full, dims)
+    np.testing.assert_allclose(ours[0], want, rtol=1e-12 if dtype == np.float64 else 1e-5, atol=1e-6)
+
+
+def test_tensordot_size_one_broadcast_gradcheck_noncontiguous(rng):
+    gradcheck_noncontiguous(lambda a, b: mt.tensordot(a, b, ([0, 1], [2, 0])),
+                            [rng.standard_normal((1, 3, 2)), rng.standard_normal((3, 2, 4))], gg=True)
+
+
+def test_tensordot_still_refuses_sizes_that_neither_match_nor_broadcast():
+    with pytest.raises(RuntimeError, match=r"contracted dimensions need to match, but a of shape \(3, 2\) has size 2 "
+                                           r"in dim 1 and b of shape \(3, 5\) has size 3 in dim 0"):
+        mt.tensordot(mt.ones(3, 2), mt.ones(3, 5), ([1], [0]))
+
+
+# ==================================================================================================
+# matrix norms of matrices with no rows or no columns
+# ==================================================================================================
+
+INF = math.inf
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (2, 0, 3), (2, 3, 0)])
+@pytest.mark.parametrize("ord", [1, 2, INF, "fro", "nuc"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norm_of_an_empty_matrix_is_zero_as_torch(shape, ord, keepdim, dtype):
+    # every matrix norm of the zero map is 0; the max orders reduce over an empty set of non-negative sums
+    a = np.zeros(shape, dtype)
+    ours, _ = compare_with_torch(lambda a: mt.linalg.matrix_norm(a, ord, keepdim=keepdim),
+                                 lambda a: torch.linalg.matrix_norm(a, ord, keepdim=keepdim), [a])
+    np.testing.assert_array_equal(ours[0], 0.0)
+    if len(shape) == 2:
+        compare_with_torch(lambda a: mt.linalg.norm(a, ord, keepdim=keepdim),
+                           lambda a: torch.linalg.norm(a, ord, keepdim=keepdim), [a])
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (2, 0, 3), (2, 3, 0)])
+@pytest.mark.parametrize("ord", [-1, -2, -INF])
+def test_matrix_norm_min_orders_of_an_empty_matrix_raise_as_torch(shape, ord):
+    zeros = np.zeros(shape)
+    try:
+        want = torch.linalg.matrix_norm(torch.tensor(zeros), ord).numpy()  # a min over a non-empty dim
+    except IndexError:
+        with pytest.raises(IndexError, match="amin\\(\\): Expected reduction dim .* to have non-zero size"):
+            mt.linalg.matrix_norm(mt.tensor(zeros), ord)
+    else:
+        np.testing.assert_array_equal(mt.linalg.matrix_norm(mt.tensor(zeros), ord).numpy(), want)
