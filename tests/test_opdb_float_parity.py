@@ -295,3 +295,26 @@ def test_matrix_norm_min_orders_of_an_empty_matrix_raise_as_torch(shape, ord):
             mt.linalg.matrix_norm(mt.tensor(zeros), ord)
     else:
         np.testing.assert_array_equal(mt.linalg.matrix_norm(mt.tensor(zeros), ord).numpy(), want)
+
+
+# ==================================================================================================
+# The report: float64/float32 (the target) and complex figures apart
+# ==================================================================================================
+
+
+def test_report_counts_float_and_complex_samples_apart_and_lists_float_ops_under_98_percent():
+    pytest.importorskip("expecttest")  # opdb_report imports the walkers, which import torch.testing._internal
+    import opdb_report  # noqa: PLC0415
+
+    # 50 float samples, 1 refused (98.0%: not under); complex: 3 of 4 refused
+    results = {("float64", i): ("agree", "") for i in range(25)}
+    results |= {("float32", i): ("agree", "") for i in range(24)} | {("float32", 24): ("error", "TypeError: x")}
+    results |= {("complex128", i): ("error", "no complex") for i in range(3)} | {("complex64", 0): ("agree", "")}
+    results |= {("float64", 99): ("skipped", "PyTorch raises")}
+    counts = opdb_report.split_counts(results)
+    assert counts["float"] == {"agree": 49, "error": 1, "skipped": 1}
+    assert counts["complex"] == {"agree": 1, "error": 3}
+    assert opdb_report._below("op", counts["float"]) is None
+    assert opdb_report._below("op", counts["complex"]) == "`op` 1/4 (the rest: error 3)"
+    counts["float"]["differ"] += 1  # 49 of 51: under 98%
+    assert opdb_report._below("op", counts["float"]) == "`op` 49/51 (the rest: differ 1, error 1)"
