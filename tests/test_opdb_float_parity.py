@@ -318,3 +318,28 @@ def test_report_counts_float_and_complex_samples_apart_and_lists_float_ops_under
     assert opdb_report._below("op", counts["complex"]) == "`op` 1/4 (the rest: error 3)"
     counts["float"]["differ"] += 1  # 49 of 51: under 98%
     assert opdb_report._below("op", counts["float"]) == "`op` 49/51 (the rest: differ 1, error 1)"
+
+
+# ==================================================================================================
+# grid_sample, mode="bicubic"
+# ==================================================================================================
+
+
+def test_grid_sample_bicubic_hand_worked_values():
+    # Keys' weights (A = -0.75) of the taps -1, 0, 1, 2: at t = 0 they are (0, 1, 0, 0), so a pixel centre reads
+    # the pixel; at t = 1/2 they are (A/8, 1/2 - A/8, 1/2 - A/8, A/8) = (-0.09375, 0.59375, 0.59375, -0.09375)
+    row = np.array([1.0, 2.0, 4.0, 8.0])
+    x = mt.tensor(row.reshape(1, 1, 1, 4))
+    # align_corners: ix = (gx + 1) · 3/2, so gx = 0 is ix = 1.5 (between columns 1 and 2); gx = -1/3 is column 1
+    grid = mt.tensor(np.array([[[[0.0, 0.0], [-1 / 3, 0.0]]]]))
+    out = F.grid_sample(x, grid, mode="bicubic", align_corners=True).numpy().reshape(2)
+    assert out[0] == pytest.approx(-0.09375 * 1 + 0.59375 * 2 + 0.59375 * 4 - 0.09375 * 8)  # 2.8125
+    assert out[1] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic_gradcheck_input_and_grid_noncontiguous(padding_mode, rng):
+    a, g = rng.standard_normal((1, 2, 4, 5)), rng.uniform(-1.3, 1.3, (1, 3, 2, 2))
+    g = np.where(np.abs(g * 2 - np.round(g * 2)) < 0.05, g + 0.07, g)  # away from the taps' kinks
+    gradcheck_noncontiguous(lambda x, y: F.grid_sample(x, y, mode="bicubic", padding_mode=padding_mode,
+                                                       align_corners=False), [a, g])

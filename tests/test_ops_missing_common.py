@@ -295,7 +295,7 @@ def test_embedding_scale_grad_by_freq_matches_torch(rng):
 F = mt.nn.functional
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [True, False])
 def test_grid_sample_matches_torch(mode, padding_mode, align_corners, rng):
@@ -330,8 +330,8 @@ def test_affine_grid_matches_torch_and_identity_resamples_exactly(align_corners,
 
 def test_grid_sample_bad_input():
     x, g = mt.zeros(1, 1, 2, 2), mt.zeros(1, 2, 2, 2)
-    with pytest.raises(ValueError, match="mode must be 'bilinear' or 'nearest'"):
-        F.grid_sample(x, g, mode="bicubic")
+    with pytest.raises(ValueError, match="mode must be 'bilinear', 'nearest' or 'bicubic', got 'area'"):
+        F.grid_sample(x, g, mode="area")
     with pytest.raises(ValueError, match="padding_mode must be"):
         F.grid_sample(x, g, padding_mode="circular")
     with pytest.raises(RuntimeError, match="only 4-D here"):

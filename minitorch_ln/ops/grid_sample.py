@@ -84,6 +84,52 @@ def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bo
     return ix
 
 
+def _tap_index(pos, size: int, padding_mode: str, align_corners: bool, dtype):
+    """Integer tap positions ``pos`` (an array) mapped by the padding mode, as PyTorch's ``get_value_bounded``
+    (``compute_coordinates``, then a cast that truncates toward zero); zeros padding leaves them outside."""
+    if padding_mode == "zeros":
+        return pos
+    t = Tensor._from_op(pos.astype(dtype))
+    if padding_mode == "reflection":
+        t = _reflect(t, 0, 2 * (size - 1)) if align_corners else _reflect(t, -1, 2 * size - 1)
+    return clamp(t, 0, size - 1).array.astype(np.int64)
+
+
+def _cubic_weights(t: Tensor, A: float = -0.75) -> list:
+    """Keys' cubic convolution weights of the taps at ``-1, 0, 1, 2`` for the offset ``t`` in ``[0, 1)``
+    (ATen's ``get_cubic_upsample_coefficients``, ``A = -0.75``), as Tensor ops so the grid gets its gradient:
+    ``c1(x) = ((A + 2) x - (A + 3)) x² + 1`` (``|x| ≤ 1``), ``c2(x) = ((A x - 5A) x + 8A) x - 4A`` (``1 < |x| < 2``)."""
+    def c1(x):
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def c2(x):
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+    return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+
+
+def _bicubic(flat: Tensor, ix: Tensor, iy: Tensor, h: int, w: int, padding_mode: str, align: bool) -> Tensor:
+    """``Σ_i wy_i Σ_j wx_j · input[y0 - 1 + i, x0 - 1 + j]`` over the 4×4 taps around ``(ix, iy)`` (PyTorch's
+    bicubic ``grid_sample``: the padding maps each tap, not the point; an outside tap reads 0) → ``(N, C, P)``."""
+    xp = get_array_module(flat.array)
+    with np.errstate(invalid="ignore"):
+        x0, y0 = xp.floor(ix.detach().array), xp.floor(iy.detach().array)  # (N, P)
+        wx = _cubic_weights(ix - Tensor._from_op(x0))  # 4 × (N, P): differentiable in the grid
+        wy = _cubic_weights(iy - Tensor._from_op(y0))
+        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    dt = ix.array.dtype
+    out = 0
+    for i in range(4):
+        yy = _tap_index(y0 - 1 + i, h, padding_mode, align, dt)
+        row = 0
+        for j in range(4):
+            xx = _tap_index(x0 - 1 + j, w, padding_mode, align, dt)
+            vals, inside = _gather_at(flat, yy, xx, h, w)
+            row = row + where(inside, vals, 0.0) * wx[j][:, None, :]  # (N, C, P)
+        out = out + row * wy[i][:, None, :]
+    return out
+
+
 def _gather_at(flat: Tensor, iy, ix, h: int, w: int) -> Tensor:
     """``input[n, c, iy, ix]`` for integer arrays ``iy, ix`` ``(N, P)`` (any value where outside the image),
     and the mask of the points inside."""
@@ -114,9 +160,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     """Sample ``input`` ``(N, C, H, W)`` at the normalized points ``grid`` ``(N, Ho, Wo, 2)`` (x, then y,
     in ``[-1, 1]``) → ``(N, C, Ho, Wo)``, as ``F.grid_sample``.
 
-    ``mode``: ``"bilinear"`` or ``"nearest"`` (ties round half to even, as PyTorch). ``padding_mode``:
+    ``mode``: ``"bilinear"``, ``"nearest"`` (ties round half to even, as PyTorch) or ``"bicubic"`` (Keys' cubic
+    convolution over 4×4 taps, ``A = -0.75``; the padding mode maps each tap, as PyTorch's). ``padding_mode``:
     ``"zeros"`` (outside reads 0), ``"border"`` (clip to the edge) or ``"reflection"``. ``align_corners``
-    as PyTorch (None means False). Gradients with respect to ``input`` and (bilinear) ``grid``;
+    as PyTorch (None means False). Gradients with respect to ``input`` and (bilinear, bicubic) ``grid``;
     nearest gives ``grid`` a zero gradient, as PyTorch. A non-finite grid point reads as outside the
     image (0 with zeros padding; PyTorch gives NaN there).
 
@@ -124,9 +171,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         ShapeError: not 4-D, or batch sizes or the last grid dim (2) that do not fit. OptionError: another
         mode or padding_mode. DtypeError-like TypeError: non-float input or grid.
     """
-    if mode not in ("bilinear", "nearest"):
-        raise OptionError(f"grid_sample: mode must be 'bilinear' or 'nearest' here ('bicubic' is not supported), "
-                          f"got {mode!r}")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise OptionError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise OptionError(f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
     if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
@@ -140,9 +186,12 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     _, ho, wo, _ = grid.shape
     xp = get_array_module(input.array)
     g = grid.reshape(n, ho * wo, 2)  # (N, P, 2)
+    flat = input.reshape(n, c, h * w)  # (N, C, H*W)
+    if mode == "bicubic":  # the taps are padded, not the point (PyTorch's GridSampler bicubic)
+        ix, iy = _unnormalize(g[..., 0], w, align), _unnormalize(g[..., 1], h, align)  # (N, P)
+        return _bicubic(flat, ix, iy, h, w, padding_mode, align).reshape(n, c, ho, wo)
     ix = _source_index(g[..., 0], w, padding_mode, align)  # (N, P)
     iy = _source_index(g[..., 1], h, padding_mode, align)  # (N, P)
-    flat = input.reshape(n, c, h * w)  # (N, C, H*W)
     ixa, iya = ix.detach().array, iy.detach().array
     if mode == "nearest":
         with np.errstate(invalid="ignore"):  # NaN/inf coordinates: outside, read as 0
