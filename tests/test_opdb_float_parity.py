@@ -343,3 +343,37 @@ def test_grid_sample_bicubic_gradcheck_input_and_grid_noncontiguous(padding_mode
     g = np.where(np.abs(g * 2 - np.round(g * 2)) < 0.05, g + 0.07, g)  # away from the taps' kinks
     gradcheck_noncontiguous(lambda x, y: F.grid_sample(x, y, mode="bicubic", padding_mode=padding_mode,
                                                        align_corners=False), [a, g])
+
+
+# ==================================================================================================
+# grid_sample of 5-D input (trilinear, nearest)
+# ==================================================================================================
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_grid_sample_5d_matches_torch(mode, padding_mode, align_corners, rng):
+    a, g = rng.standard_normal((2, 3, 3, 4, 5)), rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3))
+    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(lambda x, y: F.grid_sample(x, y, **kw), lambda x, y: TF.grid_sample(x, y, **kw),
+                           [a.astype(dtype), g.astype(dtype)])
+
+
+def test_grid_sample_5d_trilinear_hand_worked_and_gradcheck(rng):
+    # the centre of a 2x2x2 volume (align_corners: grid 0 is index 0.5 on every axis) weighs each corner 1/8
+    a = rng.standard_normal((1, 1, 2, 2, 2))
+    out = F.grid_sample(mt.tensor(a), mt.tensor(np.zeros((1, 1, 1, 1, 3))), align_corners=True).numpy()
+    assert out.item() == pytest.approx(a.mean())
+    g = rng.uniform(-1.2, 1.2, (1, 2, 1, 2, 3))
+    g = np.where(np.abs(g * 2 - np.round(g * 2)) < 0.05, g + 0.07, g)  # away from the voxel kinks
+    gradcheck_noncontiguous(lambda x, y: F.grid_sample(x, y, padding_mode="reflection", align_corners=False),
+                            [rng.standard_normal((1, 2, 3, 2, 4)), g])
+
+
+def test_grid_sample_5d_refuses_bicubic_as_torch():
+    with pytest.raises(ValueError, match="bicubic interpolation only supports 4-D input"):
+        F.grid_sample(mt.zeros(1, 1, 2, 2, 2), mt.zeros(1, 1, 1, 1, 3), mode="bicubic")
+    with pytest.raises(RuntimeError, match=r"grid \(N, D_out, H_out, W_out, 3\)"):
+        F.grid_sample(mt.zeros(1, 1, 2, 2, 2), mt.zeros(1, 1, 1, 1, 2))

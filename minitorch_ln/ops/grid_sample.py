@@ -1,4 +1,4 @@
-"""Spatial transformers: ``affine_grid`` and ``grid_sample`` (``F.affine_grid``, ``F.grid_sample``), 4-D inputs.
+"""Spatial transformers: ``affine_grid`` (4-D) and ``grid_sample`` (4-D and 5-D) (``F.affine_grid``, ``F.grid_sample``).
 
 Both are composed of Tensor ops (``matmul``, ``gather``, elementwise math), so their gradients with
 respect to ``theta``, ``input`` and ``grid`` are those ops' gradients: bilinear sampling is
@@ -8,6 +8,9 @@ reflection) follow PyTorch's ``GridSampler.h`` (``grid_sampler_compute_source_in
 """
 
 from __future__ import annotations
+
+import itertools
+import math
 
 import numpy as np
 
@@ -124,18 +127,21 @@ def _bicubic(flat: Tensor, ix: Tensor, iy: Tensor, h: int, w: int, padding_mode:
         row = 0
         for j in range(4):
             xx = _tap_index(x0 - 1 + j, w, padding_mode, align, dt)
-            vals, inside = _gather_at(flat, yy, xx, h, w)
+            vals, inside = _gather_at(flat, [yy, xx], (h, w))
             row = row + where(inside, vals, 0.0) * wx[j][:, None, :]  # (N, C, P)
         out = out + row * wy[i][:, None, :]
     return out
 
 
-def _gather_at(flat: Tensor, iy, ix, h: int, w: int) -> Tensor:
-    """``input[n, c, iy, ix]`` for integer arrays ``iy, ix`` ``(N, P)`` (any value where outside the image),
-    and the mask of the points inside."""
+def _gather_at(flat: Tensor, pos: list, sizes: tuple) -> Tensor:
+    """``input[n, c, *pos]`` for integer arrays ``pos`` (one ``(N, P)`` per spatial dim, in the input's order; any
+    value where outside the image), and the mask of the points inside."""
     xp = get_array_module(flat.array)
-    inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < w)  # (N, P)
-    idx = xp.where(inside, iy * w + ix, 0).astype(np.int64)  # (N, P)
+    inside, idx = True, 0
+    for p, size in zip(pos, sizes):
+        inside = inside & (p >= 0) & (p < size)  # (N, P)
+        idx = idx * size + p
+    idx = xp.where(inside, idx, 0).astype(np.int64)  # (N, P)
     n, c, _ = flat.shape
     vals = gather(flat, 2, Tensor._from_op(xp.broadcast_to(idx[:, None, :], (n, c, idx.shape[1])).copy()))
     return vals, Tensor._from_op(inside[:, None, :])  # (N, C, P), (N, 1, P)
@@ -158,7 +164,8 @@ class _NearestGridGrad(Function):
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` ``(N, C, H, W)`` at the normalized points ``grid`` ``(N, Ho, Wo, 2)`` (x, then y,
-    in ``[-1, 1]``) → ``(N, C, Ho, Wo)``, as ``F.grid_sample``.
+    in ``[-1, 1]``) → ``(N, C, Ho, Wo)``, as ``F.grid_sample``; or ``(N, C, D, H, W)`` at ``grid``
+    ``(N, Do, Ho, Wo, 3)`` (x, y, z) → ``(N, C, Do, Ho, Wo)`` ("bilinear" is then trilinear, as PyTorch).
 
     ``mode``: ``"bilinear"``, ``"nearest"`` (ties round half to even, as PyTorch) or ``"bicubic"`` (Keys' cubic
     convolution over 4×4 taps, ``A = -0.75``; the padding mode maps each tap, as PyTorch's). ``padding_mode``:
@@ -168,43 +175,50 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     image (0 with zeros padding; PyTorch gives NaN there).
 
     Raises:
-        ShapeError: not 4-D, or batch sizes or the last grid dim (2) that do not fit. OptionError: another
-        mode or padding_mode. DtypeError-like TypeError: non-float input or grid.
+        ShapeError: not 4-D or 5-D, or batch sizes or the last grid dim (2 or 3) that do not fit. OptionError:
+        another mode or padding_mode, bicubic of 5-D input. DtypeError-like TypeError: non-float input or grid.
     """
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise OptionError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise OptionError(f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, H_out, W_out, 2) with the same N "
-                         f"(only 4-D here), got {tuple(input.shape)} and {tuple(grid.shape)}")
+    nd = input.ndim - 2 if isinstance(input, Tensor) else 0  # spatial dims: 2 (H, W) or 3 (D, H, W)
+    if nd not in (2, 3) or not isinstance(grid, Tensor) or grid.ndim != nd + 2 or grid.shape[-1] != nd \
+            or grid.shape[0] != input.shape[0]:
+        raise ShapeError(f"grid_sample: expected input (N, C, H, W) with grid (N, H_out, W_out, 2), or input "
+                         f"(N, C, D, H, W) with grid (N, D_out, H_out, W_out, 3), the same N, got "
+                         f"{tuple(getattr(input, 'shape', ()))} and {tuple(getattr(grid, 'shape', ()))}")
+    if mode == "bicubic" and nd == 3:
+        raise OptionError("grid_sample: bicubic interpolation only supports 4-D input (as PyTorch), got 5-D")
     if not backend.is_floating(input.dtype) or grid.dtype != input.dtype:
         raise TypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
                         f"{grid.dtype}")
     align = bool(align_corners)
-    n, c, h, w = input.shape
-    _, ho, wo, _ = grid.shape
+    n, c, sizes, out_sizes = input.shape[0], input.shape[1], tuple(input.shape[2:]), tuple(grid.shape[1:-1])
     xp = get_array_module(input.array)
-    g = grid.reshape(n, ho * wo, 2)  # (N, P, 2)
-    flat = input.reshape(n, c, h * w)  # (N, C, H*W)
+    g = grid.reshape(n, math.prod(out_sizes), nd)  # (N, P, nd): x, y(, z)
+    flat = input.reshape(n, c, math.prod(sizes))  # (N, C, H*W) or (N, C, D*H*W)
+    coords = [g[..., nd - 1 - k] for k in range(nd)]  # (N, P) each, in the input's dim order: (z,) y, x
     if mode == "bicubic":  # the taps are padded, not the point (PyTorch's GridSampler bicubic)
-        ix, iy = _unnormalize(g[..., 0], w, align), _unnormalize(g[..., 1], h, align)  # (N, P)
-        return _bicubic(flat, ix, iy, h, w, padding_mode, align).reshape(n, c, ho, wo)
-    ix = _source_index(g[..., 0], w, padding_mode, align)  # (N, P)
-    iy = _source_index(g[..., 1], h, padding_mode, align)  # (N, P)
-    ixa, iya = ix.detach().array, iy.detach().array
+        h, w = sizes
+        iy, ix = (_unnormalize(t, size, align) for t, size in zip(coords, sizes))  # (N, P)
+        return _bicubic(flat, ix, iy, h, w, padding_mode, align).reshape(n, c, *out_sizes)
+    idx = [_source_index(t, size, padding_mode, align) for t, size in zip(coords, sizes)]  # (N, P) each
     if mode == "nearest":
         with np.errstate(invalid="ignore"):  # NaN/inf coordinates: outside, read as 0
-            vals, inside = _gather_at(flat, xp.round(iya).astype(np.int64), xp.round(ixa).astype(np.int64), h, w)
-        return _NearestGridGrad.apply(where(inside, vals, 0.0).reshape(n, c, ho, wo), grid)
-    x0, y0 = xp.floor(ixa), xp.floor(iya)  # (N, P): the top-left corner
+            vals, inside = _gather_at(flat, [xp.round(i.detach().array).astype(np.int64) for i in idx], sizes)
+        return _NearestGridGrad.apply(where(inside, vals, 0.0).reshape(n, c, *out_sizes), grid)
+    lower = [xp.floor(i.detach().array) for i in idx]  # (N, P) each: the corner below
     with np.errstate(invalid="ignore"):
-        wx1, wy1 = ix - Tensor._from_op(x0), iy - Tensor._from_op(y0)  # (N, P): differentiable in the grid
-        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
-    wx0, wy0 = 1 - wx1, 1 - wy1
+        w1 = [i - Tensor._from_op(lo) for i, lo in zip(idx, lower)]  # (N, P): differentiable in the grid
+        lower = [lo.astype(np.int64) for lo in lower]
+    w0 = [1 - w for w in w1]
     out = 0
-    for yy, wy in ((y0, wy0), (y0 + 1, wy1)):
-        for xx, wx in ((x0, wx0), (x0 + 1, wx1)):
-            vals, inside = _gather_at(flat, yy, xx, h, w)
-            out = out + where(inside, vals * (wy * wx)[:, None, :], 0.0)  # (N, C, P): outside corners add 0
-    return out.reshape(n, c, ho, wo)
+    for corner in itertools.product((0, 1), repeat=nd):  # (bi/tri)linear: 2^nd corners
+        weight = None
+        for k, bit in enumerate(corner):
+            wk = w1[k] if bit else w0[k]
+            weight = wk if weight is None else weight * wk
+        vals, inside = _gather_at(flat, [lo + bit for lo, bit in zip(lower, corner)], sizes)
+        out = out + where(inside, vals * weight[:, None, :], 0.0)  # (N, C, P): outside corners add 0
+    return out.reshape(n, c, *out_sizes)
