@@ -18,13 +18,13 @@ import math
 
 import numpy as np
 import pytest
+from helpers import compare_with_torch, gradcheck_noncontiguous
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import arrays
 
 import minitorch_ln as mt
 import minitorch_ln.nn.functional as F
-from helpers import compare_with_torch, gradcheck_noncontiguous
-from strategies import arrays
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -135,8 +135,8 @@ def test_norms_with_nonfinite_or_zero_eps_match_torch(rng):
     x[0] = 0.7
     w, b = rng.standard_normal(5), rng.standard_normal(5)
     for eps in (math.inf, math.nan, 0.0):
-        compare_with_torch(lambda x, w, b: F.layer_norm(x, (5,), w, b, eps=eps),
-                           lambda x, w, b: TF.layer_norm(x, (5,), w, b, eps=eps), [x, w, b])
+        compare_with_torch(lambda x, w, b, eps=eps: F.layer_norm(x, (5,), w, b, eps=eps),
+                           lambda x, w, b, eps=eps: TF.layer_norm(x, (5,), w, b, eps=eps), [x, w, b])
     out = F.layer_norm(mt.tensor(x), (5,), mt.tensor(w), mt.tensor(b), eps=math.inf).numpy()
     np.testing.assert_allclose(out, np.broadcast_to(b, (3, 5)))
 
@@ -304,7 +304,7 @@ def test_matrix_norm_min_orders_of_an_empty_matrix_raise_as_torch(shape, ord):
 
 def test_report_counts_float_and_complex_samples_apart_and_lists_float_ops_under_98_percent():
     pytest.importorskip("expecttest")  # opdb_report imports the walkers, which import torch.testing._internal
-    import opdb_report  # noqa: PLC0415
+    import opdb_report
 
     # 50 float samples, 1 refused (98.0%: not under); complex: 3 of 4 refused
     results = {("float64", i): ("agree", "") for i in range(25)}
@@ -355,7 +355,7 @@ def test_grid_sample_bicubic_gradcheck_input_and_grid_noncontiguous(padding_mode
 @pytest.mark.parametrize("align_corners", [True, False])
 def test_grid_sample_5d_matches_torch(mode, padding_mode, align_corners, rng):
     a, g = rng.standard_normal((2, 3, 3, 4, 5)), rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3))
-    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    kw = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
     for dtype in (np.float64, np.float32):
         compare_with_torch(lambda x, y: F.grid_sample(x, y, **kw), lambda x, y: TF.grid_sample(x, y, **kw),
                            [a.astype(dtype), g.astype(dtype)])
