@@ -15,6 +15,7 @@ PyTorch (``compare_with_torch``, float64 and float32, random upstream gradients)
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -377,3 +378,17 @@ def test_grid_sample_5d_refuses_bicubic_as_torch():
         F.grid_sample(mt.zeros(1, 1, 2, 2, 2), mt.zeros(1, 1, 1, 1, 3), mode="bicubic")
     with pytest.raises(RuntimeError, match=r"grid \(N, D_out, H_out, W_out, 3\)"):
         F.grid_sample(mt.zeros(1, 1, 2, 2, 2), mt.zeros(1, 1, 1, 1, 2))
+
+
+@pytest.mark.parametrize("eps", [-0.5, 0.0])
+@pytest.mark.parametrize("shape", [(2, 4, 0), (0, 4, 3)])
+def test_norms_of_empty_inputs_with_any_eps_are_empty_as_torch(eps, shape):
+    # the kernels' statistics of an empty group are 1/sqrt(eps): inf or NaN here, never a crash or a complex number
+    empty = np.zeros(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare_with_torch(lambda x: F.group_norm(x, 2, eps=eps), lambda x: TF.group_norm(x, 2, eps=eps), [empty])
+        compare_with_torch(lambda x: F.layer_norm(x, (shape[-1],), eps=eps),
+                           lambda x: TF.layer_norm(x, (shape[-1],), eps=eps), [empty])
+        compare_with_torch(lambda x: F.rms_norm(x, (shape[-1],), eps=eps),
+                           lambda x: TF.rms_norm(x, (shape[-1],), eps=eps), [empty])
