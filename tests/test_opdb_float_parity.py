@@ -392,3 +392,12 @@ def test_norms_of_empty_inputs_with_any_eps_are_empty_as_torch(eps, shape):
                            lambda x: TF.layer_norm(x, (shape[-1],), eps=eps), [empty])
         compare_with_torch(lambda x: F.rms_norm(x, (shape[-1],), eps=eps),
                            lambda x: TF.rms_norm(x, (shape[-1],), eps=eps), [empty])
+
+
+def test_batch_norm_eval_with_eps_zero_and_zero_running_var_is_the_formulas_limit():
+    # (x - m) / sqrt(0): ±inf where x differs from the running mean, NaN (0/0) where it equals it. PyTorch's
+    # x·alpha + beta arrangement gives NaN everywhere there (a deliberate difference, docs/torch_compat.md)
+    x, m, v = np.array([[1.0, 2.0], [1.0, -1.0]]), np.array([1.0, 0.0]), np.zeros(2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = F.batch_norm(mt.tensor(x), mt.tensor(m), mt.tensor(v), training=False, eps=0.0).numpy()
+    np.testing.assert_array_equal(out, [[np.nan, np.inf], [np.nan, -np.inf]])
