@@ -51,12 +51,25 @@ def restore(token) -> None:
 
 
 class Quiet:
-    """``with Quiet():`` ignores NumPy's floating-point errors inside (a fresh object each time)."""
+    """``with Quiet():`` ignores NumPy's floating-point errors inside (a fresh object each time): :func:`quiet` and
+    :func:`restore`, inlined (two calls fewer per op)."""
 
     __slots__ = ("token",)
 
     def __enter__(self):
-        self.token = quiet()
+        if _STATE is None:  # pragma: no cover
+            self.token = quiet()
+            return
+        current = _STATE.get()
+        q = _quiet_for.get(current)
+        if q is None:
+            if len(_quiet_for) >= 64:
+                _quiet_for.clear()
+            q = _quiet_for[current] = _make_extobj(all="ignore")
+        self.token = _STATE.set(q)
 
     def __exit__(self, *exc_info):
-        restore(self.token)
+        if _STATE is None:  # pragma: no cover
+            restore(self.token)
+        else:
+            _STATE.reset(self.token)
