@@ -24,7 +24,12 @@ __all__ = ["pad"]
 
 
 class PadConstant(Function):
-    """``y = x`` surrounded by ``value``; ``pads`` ``((lo, hi), ...)`` per axis, all ``≥ 0``."""
+    """``y = x`` surrounded by ``value``; ``pads`` ``((lo, hi), ...)`` per axis, all ``≥ 0``.
+
+    Linear in ``x`` with real (0/1) coefficients, so the same slice is the backward for complex ``x``
+    (docs/complex.md)."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, pads, value):
@@ -64,7 +69,7 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     ``'circular'`` (pad ≤ size) take the 2-D/3D, 3-D/4-D or 4-D/5-D inputs PyTorch takes.
 
     Raises:
-        TypeError: input not a Tensor, pad not a sequence of ints.
+        TypeError: input not a Tensor, pad not a sequence of ints, a complex ``value`` (as PyTorch).
         RuntimeError: odd pad length, more pads than dims, a pad too large for its dimension, a
             negative output size, a ``value`` with a non-constant mode.
         NotImplementedError: an unknown mode, or an input/pad-length combination PyTorch does not support.
@@ -89,6 +94,8 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         if input.shape[d] + lo + hi < 0:
             raise RuntimeError(f"pad: the padded size of dimension {d} would be {input.shape[d] + lo + hi} (size "
                                f"{input.shape[d]}, pad ({lo}, {hi})); it must be non-negative")
+    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
+        raise TypeError(f"pad(): argument 'value' must be float, not {type(value).__name__}")
     if mode == "constant":
         return _pad_constant(input, dims, pairs, 0 if value is None else value)
     if value is not None:
