@@ -39,6 +39,13 @@ def test_pad_modes_match_torch(dtype, mode, pad):
                        [cx(2, 3, 4, 5, dtype=dtype)])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_constant_pad_nd_takes_a_complex_value(dtype):
+    # torch.constant_pad_nd's value is a Scalar (complex allowed); F.pad's is a float (below: bad input)
+    compare_with_torch(lambda x: mt.constant_pad_nd(x, (1, 2, 0, -1), 2 - 1j),
+                       lambda x: torch.constant_pad_nd(x, (1, 2, 0, -1), 2 - 1j), [cx(3, 4, dtype=dtype)])
+
+
 def test_pad_gradcheck_complex_noncontiguous():
     gradcheck_noncontiguous(lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect"), [cx(2, 3, 4)], gg=True)
     gradcheck_noncontiguous(lambda x: F.pad(x, (1, -1), value=3.0), [cx(2, 4)])

@@ -74,6 +74,13 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
             negative output size, a ``value`` with a non-constant mode.
         NotImplementedError: an unknown mode, or an input/pad-length combination PyTorch does not support.
     """
+    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
+        raise TypeError(f"pad(): argument 'value' must be float, not {type(value).__name__}")
+    return padded(input, pad, mode, value)
+
+
+def padded(input, pad, mode: str, value) -> Tensor:  # noqa: A002
+    """:func:`pad` without its check that ``value`` is real: ``constant_pad_nd`` takes any number, as PyTorch's."""
     if not isinstance(input, Tensor):
         raise TypeError(f"pad: input must be a Tensor, got {type(input).__name__}")
     if not isinstance(pad, (tuple, list)) or not all(isinstance(p, numbers.Integral) and not isinstance(p, bool)
@@ -94,8 +101,6 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         if input.shape[d] + lo + hi < 0:
             raise RuntimeError(f"pad: the padded size of dimension {d} would be {input.shape[d] + lo + hi} (size "
                                f"{input.shape[d]}, pad ({lo}, {hi})); it must be non-negative")
-    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
-        raise TypeError(f"pad(): argument 'value' must be float, not {type(value).__name__}")
     if mode == "constant":
         return _pad_constant(input, dims, pairs, 0 if value is None else value)
     if value is not None:

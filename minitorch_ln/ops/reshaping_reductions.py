@@ -23,7 +23,7 @@ from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .linalg_norms import linalg_vector_norm
-from .padding import pad as _pad
+from .padding import padded as _pad
 from .selection import where
 from .shape import permute, reshape, unsqueeze
 from .sorting import _INTERPOLATIONS, read_ranks, sort
