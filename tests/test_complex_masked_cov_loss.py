@@ -11,7 +11,7 @@ from strategies import complex_arrays
 import minitorch_ln as mt
 import minitorch_ln.masked  # noqa: F401 - mt.masked (torch.masked), imported on its own
 import minitorch_ln.nn.functional as F
-from minitorch_ln.autograd import gradcheck
+from minitorch_ln.autograd import GradcheckError, gradcheck
 from minitorch_ln.errors import DtypeError
 
 torch = pytest.importorskip("torch")
@@ -64,6 +64,13 @@ def test_gradcheck_complex():
         return b
 
     assert gradcheck(write_into_view, (t64(cx(3, 3)), t64(cx(3))))
+
+
+def test_gradcheck_reports_a_nan_mismatch():
+    # a row with one kept element: var's divisor is 0, the numerical derivative NaN where the analytical one is
+    # not; gradcheck names it (its failure report raised a bare IndexError on NaN-only mismatches before)
+    with pytest.raises(GradcheckError, match="first failure"):
+        gradcheck(lambda t: mt.masked.var(t, 1, mask=mt.tensor(MASK)).real, (t64(cx(3, 4)),))
 
 
 @settings(max_examples=20, deadline=None)
