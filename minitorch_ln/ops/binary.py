@@ -20,8 +20,8 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, IntegerDivisionByZero, OptionError
 from ..tensor import Tensor
-from ._util import broadcast_shape, promote
 from . import complex_composed as C
+from ._util import broadcast_shape, promote
 from .autocast_policies import autocast
 from .complex_parts import cj
 from .conversion import cast

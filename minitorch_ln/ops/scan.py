@@ -17,8 +17,8 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
-from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
 from . import complex_composed as C
+from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
 from .autocast_policies import autocast
 from .complex_parts import cj
 from .conversion import cast
