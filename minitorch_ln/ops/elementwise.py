@@ -353,8 +353,8 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)
-        # complex: |z|, real, and dz = dy·sgn(z) (z/|z|, 0 at 0, as PyTorch) with sgn a Function of z, so that
-        ctx.sign = xp.sign(x) if x.dtype.kind != "c" else ctx.save_for_backward(x)  # second derivatives are right
+        ctx.save_for_backward(x if x.dtype.kind == "c" else None)  # complex |z|: dz = dy·sgn(z) (0 at 0, as PyTorch),
+        ctx.sign = xp.sign(x) if x.dtype.kind != "c" else None  # sgn a Function of z: second derivatives are right
         return xp.abs(x)
 
     @staticmethod
