@@ -104,6 +104,23 @@ def test_gauge_invariant_losses_of_svd_and_eigh_match_torch():
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", (np.complex128, np.float64))
+def test_matrix_norms_of_empty_matrices_as_torch(dtype):
+    # the max-based orders (1, 2, inf, nuc) of an empty matrix are 0, as PyTorch's (they raised here); the
+    # min-based ones over an empty dim have no value and raise in both
+    for shape in ((0, 0), (0, 3), (3, 0), (2, 0, 3)):
+        for ord_ in ("fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf")):
+            try:
+                want = torch.linalg.matrix_norm(torch.zeros(shape, dtype=getattr(torch, np.dtype(dtype).name)), ord_)
+            except (RuntimeError, IndexError):  # PyTorch's amin over an empty dim: IndexError
+                with pytest.raises(IndexError):
+                    mt.linalg.matrix_norm(mt.zeros(*shape, dtype=dtype), ord_)
+                continue
+            got = mt.linalg.matrix_norm(mt.zeros(*shape, dtype=dtype), ord_)
+            assert tuple(got.shape) == tuple(want.shape) and str(got.dtype) == str(want.dtype).replace("torch.", "")
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 # ---------------------------------------------------------------- complex gradcheck
 
 

@@ -175,7 +175,7 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
     if ord in ("nuc", 2, -2):
         rest = [d for d in range(A.ndim) if d not in (d0, d1)]
         s = SVDVals.apply(permute(A, (*rest, d0, d1)))  # (*rest, k), twice differentiable
-        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))  # (*rest)
+        out = s.sum(-1) if ord == "nuc" else (_max0(s, -1, False) if ord == 2 else s.amin(-1))  # (*rest)
         if keepdim:
             for d in sorted((d0, d1)):
                 out = unsqueeze(out, d)
@@ -185,7 +185,13 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
     if not keepdim and d0 < d1:
         d1 -= 1  # the first reduction removed a dim before d1
     col = linalg_vector_norm(A, 1, d0, keepdim)
-    return col.amax(d1, keepdim) if ord > 0 else col.amin(d1, keepdim)
+    return _max0(col, d1, keepdim) if ord > 0 else col.amin(d1, keepdim)
+
+
+def _max0(t: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """The largest of some norms (all >= 0) along ``dim``: 0 over an empty dim (PyTorch's 1/2/inf norms of an
+    empty matrix); the smallest (orders -1/-2/-inf) has no such value and raises, as PyTorch's."""
+    return t.amax(dim, keepdim) if t.shape[dim] else t.sum(dim, keepdim=keepdim)
 
 
 @autocast("norm")
