@@ -121,6 +121,16 @@ def test_matrix_norms_of_empty_matrices_as_torch(dtype):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_pca_lowrank_complex_reconstructs_and_matches_torch_singular_values():
+    A = cx(5, 3)
+    U, S, V = mt.pca_lowrank(mt.tensor(A), q=3)
+    centered = A - A.mean(0, keepdims=True)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().conj().T, centered, atol=1e-12)  # A ≈ U S Vᴴ
+    np.testing.assert_allclose(S.numpy(), torch.pca_lowrank(torch.tensor(A), q=3)[1].numpy(), rtol=1e-10)
+    with pytest.raises(DtypeError, match="hash_tensor"):
+        mt.hash_tensor(mt.tensor(A))  # the bit patterns of complex numbers: refused, as PyTorch
+
+
 # ---------------------------------------------------------------- complex gradcheck
 
 
