@@ -16,6 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..backend import get_array_module
+from ..errors import DtypeError
 from ..tensor import Tensor
 from . import linalg_decomp
 from ._util import normalize_dims
@@ -29,22 +30,22 @@ LowRankResult = namedtuple("LowRankResult", ["U", "S", "V"])
 
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None) -> LowRankResult:
-    """``(U, S, V)`` with ``A - M ≈ U diag(S) Vᵀ``: ``(*, m, q)``, ``(*, q)``, ``(*, n, q)`` (``q`` defaults to 6 and
+    """``(U, S, V)`` with ``A - M ≈ U diag(S) Vᴴ`` (``Vᵀ`` for real ``A``): ``(*, m, q)``, ``(*, q)``, ``(*, n, q)`` (``q`` defaults to 6 and
     must be at most ``min(m, n)``). Raises ValueError for a ``q`` out of range, and as ``linalg.svd``."""
-    check_matrix("svd_lowrank", A, square=False)
+    check_matrix("svd_lowrank", A, square=False, complex_ok=True)
     m, n = A.shape[-2:]
     q = 6 if q is None else q
     if not isinstance(q, numbers.Integral) or not 0 <= q <= min(m, n):
         raise ValueError(f"svd_lowrank: q(={q}) must be a non-negative integer and not greater than min(m, n)={min(m, n)}")
     X = A if M is None else A - M
     U, S, Vh = linalg_decomp.svd(X, full_matrices=False)
-    return LowRankResult(U[..., :, :q], S[..., :q], Vh[..., :q, :].mT)
+    return LowRankResult(U[..., :, :q], S[..., :q], Vh[..., :q, :].mH)  # V = Vhᴴ (A ≈ U S Vᴴ for complex A)
 
 
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> LowRankResult:
     """``svd_lowrank`` of ``A`` ``(*, m, n)`` with its column means subtracted when ``center``; ``q`` defaults to
     ``min(6, m, n)``. Raises as :func:`svd_lowrank`."""
-    check_matrix("pca_lowrank", A, square=False)
+    check_matrix("pca_lowrank", A, square=False, complex_ok=True)
     m, n = A.shape[-2:]
     q = min(6, m, n) if q is None else q
     X = A - A.mean(-2, keepdim=True) if center else A
@@ -59,6 +60,8 @@ def hash_tensor(input: Tensor, dim=None, *, keepdim: bool = False, mode: int = 0
         raise TypeError(f"hash_tensor(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if mode != 0:
         raise ValueError(f"hash_tensor(): only mode=0 (reduction via xor) is supported, got mode={mode!r}")
+    if input.dtype.kind == "c":  # the int64 cast below would drop the imaginary part: refused, as PyTorch's
+        raise DtypeError(f"hash_tensor(): not implemented for complex tensors (got {input.dtype})")
     xp = get_array_module(input.array)
     wide = input.array.astype(np.float64 if input.dtype.kind == "f" else np.int64)
     bits = wide.view(np.uint64)  # (*input.shape)
