@@ -26,7 +26,6 @@ from .ops.selection import where
 from .ops.softmax import log_softmax as _log_softmax
 from .ops.softmax import softmax as _softmax
 from .tensor import Tensor
-from .ops._util import refuse_complex_input
 
 __all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp", "logsumexp", "mean",
            "median", "norm", "normalize", "prod", "softmax", "softmin", "std", "sum", "var"]
@@ -71,6 +70,8 @@ def _identity(op: str, input: Tensor, ord=None):
     if op == "median":
         return math.nan
     high = op in ("amin", "argmin") or op == "norm"
+    if kind == "c" and op in ("logsumexp", "logaddexp"):  # exp(-inf + 0j) = 0: the identity of a complex sum of exps
+        return complex(-math.inf, 0.0)
     if kind == "f":
         return math.inf if high else -math.inf
     info = np.iinfo(input.dtype) if kind in "iu" else None
@@ -161,9 +162,9 @@ def _count(input: Tensor, dim, keepdim: bool, mask) -> Tensor:
 
 def mean(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """Σ kept / count kept over ``dim``: NaN for a fully masked row. Raises DtypeError unless the (given or
-    input) dtype is floating point (PyTorch's "Could not infer output dtype")."""
+    input) dtype is floating point or complex (PyTorch's "Could not infer output dtype")."""
     dt = _dt(input, dtype)
-    if dt.kind != "f":
+    if not (backend.is_floating(dt) or dt.kind == "c"):
         raise DtypeError(f"mean(): Could not infer output dtype. {'Optional' if dtype is not None else 'Input'} dtype "
                          f"must be either a floating point or complex dtype. Got: {dt}")
     return sum(input, dim, keepdim=keepdim, dtype=dt, mask=mask) / _count(input, dim, keepdim, mask)
@@ -200,8 +201,8 @@ def norm(input: Tensor, ord=2.0, dim=None, *, keepdim: bool = False, dtype=None,
     """The vector ``ord``-norm of the kept elements over ``dim`` (``linalg.vector_norm``); masked-out
     elements count as 0 (as +inf for ``ord=-inf``)."""
     dt = _dt(input, dtype)
-    x = _combine("norm", input, mask, ord)
-    return linalg_vector_norm(x, ord, _canonical_dim(dim, input.ndim), bool(keepdim), dtype=dt)
+    x = _combine("norm", input, mask, ord)  # complex: the (real) norm of |x|
+    return linalg_vector_norm(x, ord, _canonical_dim(dim, input.ndim), bool(keepdim), dtype=None if dt.kind == "c" else dt)
 
 
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
@@ -209,31 +210,33 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
         raise ValueError("masked var/std: only one of unbiased and correction may be given")
     c = 1.0 if unbiased is None and correction is None else float(correction if correction is not None else unbiased)
     dt = _dt(input, dtype)
-    dt = dt if dt.kind == "f" else np.dtype(np.float32)
+    dt = dt if dt.kind in "fc" else np.dtype(np.float32)
     count = _count(input, dim, True, mask)
     sample_mean = sum(input, dim, keepdim=True, dtype=dt, mask=mask) / count
     x = input - sample_mean
+    cdt = dt  # complex: the mean of |x - mean|², real, returned in the complex dtype (as PyTorch's masked var)
+    if dt.kind == "c":
+        x, dt = x.abs(), np.finfo(dt).dtype
     total = sum(x * x, dim, keepdim=keepdim, dtype=dt, mask=mask)
     if not keepdim:
         count = count.reshape(tuple(total.shape))
     if c != 0:
         count = (count.to(dt) - c).clamp(min=0)
-    out = (total / count).to(dt)
+    out = (total.to(cdt) / count).to(cdt)  # complex: divided as complex, so 0/0 is nan+nanj as PyTorch's
     return out.sqrt() if take_sqrt else out
 
 
 def var(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None,
         mask=None) -> Tensor:
     """Variance of the kept elements over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased``
-    is the old spelling); the divisor is ``max(count - correction, 0)``. Integer inputs give float32."""
-    refuse_complex_input("masked.var", input)
+    is the old spelling); the divisor is ``max(count - correction, 0)``. Integer inputs give float32; complex
+    ones the mean of ``|x - mean|²`` in their own dtype (a zero imaginary part, as PyTorch's)."""
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=False)
 
 
 def std(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None,
         mask=None) -> Tensor:
     """``sqrt`` of :func:`var`."""
-    refuse_complex_input("masked.std", input)
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=True)
 
 
@@ -271,5 +274,5 @@ def softmin(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
 def normalize(input: Tensor, ord, dim: int, *, eps: float = 1e-12, dtype=None, mask=None) -> Tensor:
     """``input / max(‖kept‖_ord, eps)`` along ``dim``; masked-out elements become 0."""
     dt = _dt(input, dtype)
-    nrm = norm(input, ord, dim, keepdim=True, dtype=dt, mask=mask)
+    nrm = norm(input, ord, dim, keepdim=True, dtype=None if dt.kind == "c" else dt, mask=mask)  # complex: |.|'s
     return _combine("sum", input, mask) / nrm.clamp(min=eps)

@@ -41,20 +41,21 @@ RANDOM_OPS = {"bernoulli", "cauchy", "exponential", "geometric", "log_normal", "
               "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d", "randperm", "empty",
               "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
 
-# Outputs defined up to a sign per column (eigenvectors, singular vectors): each column is turned so
-# that its largest entry is positive, on both sides, before comparing; gradients of such outputs are
+# Outputs defined up to a sign per column (eigenvectors, singular vectors; a phase e^{iφ} for complex ones):
+# each column is turned so that its largest entry is real and positive, on both sides, before comparing; gradients of such outputs are
 # compared by the ops' own tests (gauge-invariant losses), not here.
 # torch.svd and pca_lowrank return V (vectors as columns), linalg.svd Vh (as rows)
 GAUGE_OPS = {"linalg.eigh": (1,), "linalg.svd": (0, 2), "svd": (0, 2), "linalg.eig": (1,), "pca_lowrank": (0, 2)}
 
 
 def _fix_sign(x, transpose):
-    a = x.detach().cpu().numpy() if hasattr(x, "numpy") and not isinstance(x, mt.Tensor) else np.asarray(x.detach().array)
+    a = (x.detach().cpu().resolve_conj().numpy() if hasattr(x, "numpy") and not isinstance(x, mt.Tensor)
+         else np.asarray(x.detach().array))
     a = np.swapaxes(a, -1, -2) if transpose else a
     if a.size == 0:
         return a
     idx = np.argmax(np.abs(a), axis=-2)[..., None, :]
-    a = a * np.sign(np.take_along_axis(a, idx, axis=-2))
+    a = a * np.conj(np.sign(np.take_along_axis(a, idx, axis=-2)))  # complex: the phase e^{iφ} taken out
     return np.swapaxes(a, -1, -2) if transpose else a
 
 

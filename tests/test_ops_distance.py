@@ -142,7 +142,7 @@ def test_bad_input():
     z = mt.zeros(3, 2)
     with pytest.raises(IndexError, match="dimension 2 is out of range"):
         normalize(z, dim=2)
-    with pytest.raises(TypeError, match="floating point input, got int64"):
+    with pytest.raises(TypeError, match="floating point or complex input, got int64"):
         normalize(mt.tensor([1, 2]), dim=0)
     with pytest.raises(RuntimeError, match="common dtype to be floating point, yet common dtype is int64"):
         cosine_similarity(mt.tensor([1, 2]), mt.tensor([1, 2]), dim=0)

@@ -52,8 +52,8 @@ HEATMAP_WRITER = None
 
 def _failure_report(i, x, outputs, ana, num, atol, rtol, top=5):
     err = np.abs(ana - num)
-    bad = err > atol + rtol * np.abs(num)
-    order = np.argsort(-(err * bad).ravel())[: min(top, int(bad.sum()))]
+    bad = ~np.isclose(ana, num, rtol=rtol, atol=atol, equal_nan=True)  # NaN on one side only counts too
+    order = np.argsort(-np.where(bad, np.nan_to_num(err, nan=np.inf), 0).ravel())[: min(top, int(bad.sum()))]
     worst = []
     lines = [
         f"Jacobian mismatch for input {i} (shape {tuple(x.shape)}, dtype {x.dtype}): "

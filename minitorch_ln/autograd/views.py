@@ -102,6 +102,8 @@ def check_view_inplace(view, what: str) -> None:
 class ZeroRegion(Function):
     """``g`` with the elements where ``region`` is True set to 0 (a projection: its own adjoint)."""
 
+    supports_complex = True  # real 0/1 coefficients
+
     @staticmethod
     def forward(ctx, g, region):
         ctx.region = region
@@ -118,8 +120,11 @@ class CopySlices(Function):
     """``base_new = base_old`` with ``view_fn``'s region replaced by ``result`` (already written in memory).
 
     ``dbase_old = dbase`` zeroed on the region (those elements were overwritten);
-    ``dresult = view_fn(dbase)`` (the region's gradient, in the view's shape).
+    ``dresult = view_fn(dbase)`` (the region's gradient, in the view's shape). Copies only: right for
+    complex tensors as it is (docs/complex.md).
     """
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, base_old, result, view_fn, region, written):

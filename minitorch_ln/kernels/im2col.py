@@ -224,6 +224,8 @@ def scatter_flat(dy, idx, plane_shape):
 def _bincount(flat, values, size):
     """``out[flat[i]] += values[i]`` into zeros of length ``size`` (sums exact-then-rounded on NumPy)."""
     xp = get_array_module(values)
+    if xp is np and values.dtype.kind == "c":  # np.bincount's weights are real: the two parts apart
+        return (_bincount(flat, values.real, size) + 1j * _bincount(flat, values.imag, size)).astype(values.dtype)
     if xp is np:
         return np.bincount(flat, weights=values, minlength=size).astype(values.dtype, copy=False)
     import cupyx

@@ -40,6 +40,7 @@ from ._util import float_input, require_float
 from .fused_backward import SigmoidBackward, TanhBackward, sigmoid_array
 from .autocast_policies import autocast
 from .elementwise import erf, exp
+from . import complex_composed as C  # complex silu, softsign, tanhshrink
 from .complex_parts import cj
 from .conversion import cast
 
@@ -266,9 +267,9 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """SiLU / swish ``x·σ(x)`` (Elfwing et al., 2017): ``(*)`` → ``(*)``, same float dtype.
 
     ``dx = dy·σ(x)(1 + x(1 - σ(x)))``. ``silu(-inf) = 0``, ``silu'(inf) = 1``, ``silu'(-inf) = 0`` (PyTorch: NaN).
-    ``inplace`` is accepted and ignored (out of place). Raises TypeError for a non-float input.
+    ``inplace`` is accepted and ignored (out of place). Complex: ``z·σ(z)`` composed. TypeError: other non-floats.
     """
-    return SiLU.apply(_check(input, "silu"))
+    return C.silu(input) if C.is_complex(input) else SiLU.apply(_check(input, "silu"))
 
 
 class Softplus(Function):
@@ -367,9 +368,9 @@ class Softsign(Function):
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
     """``x / (1 + |x|)``: ``(*)`` → ``(*)``; ``dx = dy/(1 + |x|)²``. Integer input gives the default float dtype.
 
-    ``softsign(±inf) = ±1`` with gradient 0 (PyTorch: NaN).
+    ``softsign(±inf) = ±1`` with gradient 0 (PyTorch: NaN). Complex: ``z / (1 + |z|)`` composed, as PyTorch's.
     """
-    return Softsign.apply(_check(input, "softsign", ints="float"))
+    return C.softsign(input) if C.is_complex(input) else Softsign.apply(_check(input, "softsign", ints="float"))
 
 
 class Tanhshrink(Function):
@@ -386,8 +387,9 @@ class Tanhshrink(Function):
 
 
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
-    """``x - tanh(x)``: ``(*)`` → ``(*)``; ``dx = dy·tanh²(x)``. Integer input gives the default float dtype."""
-    return Tanhshrink.apply(_check(input, "tanhshrink", ints="float"))
+    """``x - tanh(x)``: ``(*)`` → ``(*)``; ``dx = dy·tanh²(x)``. Integer input gives the default float dtype; complex
+    input is composed (ops/complex_composed.py)."""
+    return C.tanhshrink(input) if C.is_complex(input) else Tanhshrink.apply(_check(input, "tanhshrink", ints="float"))
 
 
 __all__ = ["gelu", "logsigmoid", "mish", "relu", "sigmoid", "silu", "softplus", "softsign", "tanh", "tanhshrink"]

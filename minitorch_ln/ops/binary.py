@@ -21,7 +21,9 @@ from ..backend import get_array_module
 from ..errors import DtypeError, IntegerDivisionByZero, OptionError
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
+from . import complex_composed as C
 from .autocast_policies import autocast
+from .complex_parts import cj
 from .conversion import cast
 from .selection import where
 from .shape import unbroadcast
@@ -121,42 +123,48 @@ def hypot(input, other) -> Tensor:  # noqa: A002
 
 
 class Lerp(Function):
-    """``start + w·(end - start)``, evaluated as PyTorch does (exact at w = 0 and w = 1) in float64."""
+    """``start + w·(end - start)``, evaluated as PyTorch does (exact at w = 0 and w = 1) in float64 (complex128
+    for complex operands: holomorphic in all three, so the backward conjugates the derivatives)."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, start, end, weight):
         xp = get_array_module(start)
         ctx.save_for_backward(start, end, weight if isinstance(weight, Tensor) or hasattr(weight, "shape") else None)
         ctx.weight, ctx.shapes = weight, (start.shape, end.shape, np.shape(weight))
-        s, e, w = start.astype(np.float64), end.astype(np.float64), xp.asarray(weight, dtype=np.float64)
+        wide = np.complex128 if start.dtype.kind == "c" else np.float64
+        s, e, w = start.astype(wide), end.astype(wide), xp.asarray(weight, dtype=wide)
         y = _calm(lambda: xp.where(xp.abs(w) < 0.5, s + w * (e - s), e - (e - s) * (1.0 - w)))
         return _calm(lambda: y.astype(start.dtype))  # beyond float16/32's range: inf, without a warning
 
     @staticmethod
     def backward(ctx, dy):
         start, end, w = ctx.saved_tensors
-        w = ctx.weight if w is None else w
+        w = ctx.weight.conjugate() if w is None else cj(w)
         dstart = unbroadcast(dy * (1.0 - w), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         dend = unbroadcast(dy * w, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
-        dweight = unbroadcast(dy * (end - start), ctx.shapes[2]) if ctx.needs_input_grad[2] else None
+        dweight = unbroadcast(dy * cj(end - start), ctx.shapes[2]) if ctx.needs_input_grad[2] else None
         return dstart, dend, dweight
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002
     """Linear interpolation ``input + weight·(end - input)`` (broadcast over all three).
 
-    ``input`` and ``end`` are floating point Tensors of one dtype; ``weight`` is a number or a
-    Tensor of that dtype. Raises TypeError for other dtypes or types (a mismatch is also a
+    ``input`` and ``end`` are floating point or complex Tensors of one dtype; ``weight`` is a number
+    (complex only with complex tensors) or a Tensor of that dtype. Raises TypeError for other dtypes or types (a mismatch is also a
     RuntimeError, as PyTorch's). Gradients: ``1 - weight``, ``weight``, ``end - input``.
     """
     for name, t in (("input", input), ("end", end)):
         if not isinstance(t, Tensor):
             raise TypeError(f"lerp: {name} must be a Tensor, got {type(t).__name__}")
-    if not backend.is_floating(input.dtype):
-        raise TypeError(f"lerp: expected a floating point input, got {input.dtype}")
+    if not (backend.is_floating(input.dtype) or input.dtype.kind == "c"):
+        raise TypeError(f"lerp: expected a floating point or complex input, got {input.dtype}")
     if isinstance(weight, Tensor):
         others = (("end", end), ("weight", weight))
-    elif isinstance(weight, (int, float, np.number)) and not isinstance(weight, bool):
+    elif isinstance(weight, (complex, np.complexfloating)) and input.dtype.kind == "c":
+        others, weight = (("end", end),), complex(weight)
+    elif isinstance(weight, (int, float, np.integer, np.floating)) and not isinstance(weight, bool):
         others, weight = (("end", end),), float(weight)
     else:
         raise TypeError(f"lerp: weight must be a number or a Tensor, got {type(weight).__name__}")
@@ -288,10 +296,11 @@ class FloatPower(Function):
 
 
 def float_power(input, exponent) -> Tensor:  # noqa: A002
-    """``input ** exponent`` computed in float64 (the result is always float64, as PyTorch); the
-    gradients go back to each input's own dtype."""
-    a, b = _operands(input, exponent, "float_power")
-    return FloatPower.apply(cast(a, np.float64), cast(b, np.float64))
+    """``input ** exponent`` computed in float64 (the result is always float64, as PyTorch; complex128 when
+    either is complex); the gradients go back to each input's own dtype."""
+    a, b = _operands(input, exponent, "float_power", kinds="biufc")
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64  # complex: through the complex pow, as PyTorch
+    return cast(a, wide) ** cast(b, wide) if a.dtype.kind == "c" else FloatPower.apply(cast(a, wide), cast(b, wide))
 
 
 # ==================================================================================================
@@ -324,7 +333,8 @@ class LogAddExp(Function):
 def logaddexp(input, other) -> Tensor:  # noqa: A002
     """``log(e^input + e^other)`` without overflow (``logaddexp(1e38, 1e38) = 1e38 + log 2``);
     floating point only. Gradients: ``sigmoid(input - other)`` and ``sigmoid(other - input)``."""
-    return LogAddExp.apply(*_operands(input, other, "logaddexp", kinds="f"), False)
+    a, b = _operands(input, other, "logaddexp", kinds="fc")  # complex: composed, ops/complex_composed.py
+    return C.logaddexp(a, b) if a.dtype.kind == "c" else LogAddExp.apply(a, b, False)
 
 
 def logaddexp2(input, other) -> Tensor:  # noqa: A002

@@ -9,7 +9,9 @@ under differentiation, so ``create_graph=True`` works to any order. With ``y = c
 
 All three maps are bilinear and adjoint to each other, so each one's backward is written with the
 other two (e.g. ``conv_transpose(dy, w)``'s gradient in ``dy`` is ``conv(ddx, w)``, in ``w`` it is
-``conv_weight(ddx, dy)``). 1-d convolutions run as 2-d ones on a height-1 image; 3-d ones run the
+``conv_weight(ddx, dy)``). Complex operands: each map is holomorphic and bilinear, so (docs/complex.md)
+its gradient is the real formula with the *saved* operand conjugated (``dx = conv_transpose(dy, conj w)``,
+``dw = conv_weight(conj x, dy)``); the incoming gradient is never conjugated. 1-d convolutions run as 2-d ones on a height-1 image; 3-d ones run the
 same Functions and kernels (``kernels/im2col.py`` is written for any number of spatial axes).
 Shapes and error messages follow PyTorch (``torch.nn.functional.conv2d`` and friends).
 """
@@ -24,6 +26,7 @@ from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import require_float
 from .autocast_policies import autocast
+from .complex_parts import cj
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
@@ -59,7 +62,8 @@ def _check_tensor(x, name: str, op: str) -> None:
 
 
 def _check_dtypes(op, x, w, b=None) -> None:
-    require_float(x, op)
+    if x.dtype.kind != "c":  # complex64/complex128 are taken as PyTorch takes them
+        require_float(x, op)
     if w.dtype != x.dtype:
         raise ConvDtypeError(f"{op}: input type ({x.dtype}) and weight type ({w.dtype}) should be the same")
     if b is not None and b.dtype != x.dtype:
@@ -94,6 +98,8 @@ class Conv2dFn(Function):
     """``y = conv(x, w) + b``: ``x (N, C, H, W)``, ``w (O, C/g, kh, kw)``, ``b (O,)`` → ``(N, O, OH, OW)``
     (and alike with three spatial axes)."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, w, b, geom, out_hw=None):
         # out_hw: only the first (OH, OW) outputs (the backward of a transposed convolution whose
@@ -105,7 +111,8 @@ class Conv2dFn(Function):
         # The weight gradient needs these columns again; keeping them (kh·kw times the input's size)
         # saves making them twice, unless they are large. They are a cache, not a saved tensor: x
         # is saved too, so an in-place change of x after the forward is still caught.
-        ctx.cols = cols if need_w and cols.nbytes <= KEEP_COLUMNS_BYTES else None
+        # (complex x: the weight gradient needs the columns of conj(x), made then)
+        ctx.cols = cols if need_w and cols.nbytes <= KEEP_COLUMNS_BYTES and x.dtype.kind != "c" else None
         if b is not None:
             y += b.reshape((1, -1) + (1,) * (y.ndim - 2))
         return y
@@ -114,8 +121,8 @@ class Conv2dFn(Function):
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        dx = ConvTranspose2dFn.apply(dy, w, ctx.geom, ctx.hw) if need_x else None
-        dw = ConvWeight2dFn.apply(x, dy, ctx.geom, ctx.w_shape[2:], ctx.cols) if need_w else None
+        dx = ConvTranspose2dFn.apply(dy, cj(w), ctx.geom, ctx.hw) if need_x else None
+        dw = ConvWeight2dFn.apply(cj(x), dy, ctx.geom, ctx.w_shape[2:], ctx.cols) if need_w else None
         ctx.cols = None
         db = dy.sum((0,) + tuple(range(2, dy.ndim))) if need_b else None
         return dx, dw, db, None, None
@@ -123,6 +130,8 @@ class Conv2dFn(Function):
 
 class ConvTranspose2dFn(Function):
     """``x = conv_transpose(dy, w)`` = ``J_xᵀ dy`` of ``conv(·, w)``: ``dy (N, O, OH, OW)`` → ``(N, C, *hw)``."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, w, geom, hw):
@@ -135,13 +144,15 @@ class ConvTranspose2dFn(Function):
     def backward(ctx, ddx):
         dy, w = ctx.saved_tensors
         need_dy, need_w = ctx.needs_input_grad[:2]
-        d_dy = Conv2dFn.apply(ddx, w, None, ctx.geom, ctx.dy_hw) if need_dy else None
-        dw = ConvWeight2dFn.apply(ddx, dy, ctx.geom, ctx.w_shape[2:], None) if need_w else None
+        d_dy = Conv2dFn.apply(ddx, cj(w), None, ctx.geom, ctx.dy_hw) if need_dy else None
+        dw = ConvWeight2dFn.apply(ddx, cj(dy), ctx.geom, ctx.w_shape[2:], None) if need_w else None
         return d_dy, dw, None, None
 
 
 class ConvWeight2dFn(Function):
     """``dw = conv_weight(x, dy)`` = ``J_wᵀ dy`` of ``conv(x, ·)``: → ``(O, C/g, kh, kw)``."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dy, geom, ksize, cols=None):
@@ -155,8 +166,8 @@ class ConvWeight2dFn(Function):
     def backward(ctx, ddw):
         x, dy = ctx.saved_tensors
         need_x, need_dy = ctx.needs_input_grad[:2]
-        dx = ConvTranspose2dFn.apply(dy, ddw, ctx.geom, ctx.hw) if need_x else None
-        d_dy = Conv2dFn.apply(x, ddw, None, ctx.geom, ctx.dy_hw) if need_dy else None
+        dx = ConvTranspose2dFn.apply(cj(dy), ddw, ctx.geom, ctx.hw) if need_x else None
+        d_dy = Conv2dFn.apply(cj(x), ddw, None, ctx.geom, ctx.dy_hw) if need_dy else None
         return dx, d_dy, None, None, None
 
 

@@ -16,6 +16,7 @@ from .. import backend
 from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import refuse_complex_input
+from .complex_math import complex as complex_
 from .selection import clamp
 
 __all__ = ["corrcoef", "cov"]
@@ -45,7 +46,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, a
     Raises ShapeError for more than two dims or weights of another length, DtypeError for float
     ``fweights`` / non-float ``aweights``, ValueError for negative weights.
     """
-    refuse_complex_input("cov", input, fweights, aweights)
+    refuse_complex_input("cov", fweights, aweights)  # complex input: Σ w·(x - x̄)(x - x̄)ᴴ / divisor, as PyTorch
     if not isinstance(input, Tensor):
         raise TypeError(f"cov(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input.ndim > 2:
@@ -75,7 +76,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, a
                        "observations.")
         divisor = divisor * 0 if isinstance(divisor, Tensor) else 0
     xm = x - avg.unsqueeze(1)  # (V, N)
-    c = xm @ (xm if w is None else xm * w).mT  # (V, V)
+    c = xm @ (xm if w is None else xm * w).mH  # (V, V), Hermitian for complex input
     return (c / divisor).squeeze()
 
 
@@ -85,5 +86,9 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    std = c.diagonal().sqrt()  # (V,)
-    return clamp(c / std.unsqueeze(1) / std.unsqueeze(0), -1.0, 1.0)
+    d = c.diagonal()  # (V,), the variances (complex input: a zero imaginary part, dropped as PyTorch)
+    std = (d.real if d.dtype.kind == "c" else d).sqrt()  # (V,)
+    r = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if r.dtype.kind == "c":  # no order: each part clipped to [-1, 1] (PyTorch's corrcoef)
+        return complex_(clamp(r.real, -1.0, 1.0), clamp(r.imag, -1.0, 1.0))
+    return clamp(r, -1.0, 1.0)

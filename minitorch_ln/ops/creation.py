@@ -106,25 +106,33 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform on [0, 1), drawn from ``generator`` or the device's seeded generator; float32 by default."""
+    """Uniform on [0, 1), drawn from ``generator`` or the device's seeded generator; float32 by default. Complex
+    dtypes: real and imaginary parts each uniform on [0, 1), as PyTorch's."""
     dev = backend.device(device)
     rng = rng_for(generator, dev)
-    _refuse_complex_draw(dtype, "rand")
-    return _make(lambda xp, s, d: random_torch.uniform(rng, s, d), size, dtype, dev, requires_grad)
+    return _make(lambda xp, s, d: _parts(lambda s2, r: random_torch.uniform(rng, s2, r), s, d), size, dtype, dev,
+                 requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal, drawn from ``generator`` or the device's seeded generator; float32 by default."""
+    """Standard normal, drawn from ``generator`` or the device's seeded generator; float32 by default. Complex
+    dtypes: PyTorch's complex normal, real and imaginary parts each N(0, 1/2) (so ``E|z|² = 1``)."""
     dev = backend.device(device)
     rng = rng_for(generator, dev)
-    _refuse_complex_draw(dtype, "randn")
-    return _make(lambda xp, s, d: random_torch.normal(rng, s, d), size, dtype, dev, requires_grad)
+
+    def std(d):
+        return math.sqrt(0.5) if np.dtype(d).kind == "c" else 1.0
+    return _make(lambda xp, s, d: _parts(lambda s2, r: random_torch.normal(rng, s2, r, std=std(d)), s, d), size,
+                 dtype, dev, requires_grad)
 
 
-def _refuse_complex_draw(dtype, op: str) -> None:
-    if dtype is not None and backend.as_dtype(dtype).kind == "c":  # never a complex tensor with zero imaginary parts
-        raise DtypeError(f"{op}: complex dtypes are not supported for random draws (got {backend.as_dtype(dtype)}); "
-                         "draw the real and imaginary parts as float tensors and combine them with complex()")
+def _parts(draw, shape, dtype):
+    """``draw(shape, dtype)``; for a complex dtype PyTorch's complex draw: the real view ``(*shape, 2)`` drawn as
+    floats of the parts' precision (one stream, real and imaginary parts interleaved), viewed as complex."""
+    if np.dtype(dtype).kind != "c":
+        return draw(shape, dtype)
+    real = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
+    return draw(tuple(shape) + (2,), real).view(dtype).reshape(shape)
 
 
 def _check_int_range(low, high, dt) -> None:

@@ -52,8 +52,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     check_tensors("normalize", input=input)
     if out is not None:
         raise TypeError("normalize: out= is not supported; use the returned tensor")
-    if not backend.is_floating(input.dtype):
-        raise TypeError(f"normalize: expected a floating point input, got {input.dtype}")
+    if not (backend.is_floating(input.dtype) or input.dtype.kind == "c"):  # complex: |z|'s norm, z / it
+        raise TypeError(f"normalize: expected a floating point or complex input, got {input.dtype}")
     p = _p(p, "normalize")
     d = normalize_dim(dim, input.ndim, "normalize")
     denom = input.norm(p, d, keepdim=True).clamp(min=float(eps))  # (..., 1, ...)
@@ -95,8 +95,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """
     check_tensors("pairwise_distance", x1=x1, x2=x2)
     a, b = promote(x1, x2, "pairwise_distance")
-    if not backend.is_floating(a.dtype):
-        raise TypeError(f"pairwise_distance: expected floating point inputs, got {x1.dtype} and {x2.dtype}")
+    if not (backend.is_floating(a.dtype) or a.dtype.kind == "c"):  # complex: the (real) norm of |x1 - x2 + eps|
+        raise TypeError(f"pairwise_distance: expected floating point or complex inputs, got {x1.dtype} and {x2.dtype}")
     broadcast_shape(a.shape, b.shape, "pairwise_distance")
     diff = a - b + eps  # (N, D)
     return diff.norm(_p(p, "pairwise_distance"), -1, keepdim=keepdim)

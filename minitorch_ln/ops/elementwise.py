@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote
 from ._util import refuse_bool_sub
 from .autocast_policies import autocast
+from .complex_math import Sgn
 from .complex_parts import cj
 from .conversion import cast
 from .fused_backward import PowScalarBackward
@@ -352,13 +353,13 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, x):
         xp = get_array_module(x)
-        with np.errstate(invalid="ignore"):  # complex inf/NaN: NaN phase, as PyTorch
-            ctx.sign = xp.sign(x) if x.dtype.kind != "c" else xp.where(x == 0, 0, x / xp.where(x == 0, 1, xp.abs(x)))
-        return xp.abs(x)  # complex: |z|, real, and dz = dy·z/|z| (dy·sgn(z), as PyTorch)
+        # complex: |z|, real, and dz = dy·sgn(z) (z/|z|, 0 at 0, as PyTorch) with sgn a Function of z, so that
+        ctx.sign = xp.sign(x) if x.dtype.kind != "c" else ctx.save_for_backward(x)  # second derivatives are right
+        return xp.abs(x)
 
     @staticmethod
     def backward(ctx, dy):
-        return dy * Tensor._from_op(ctx.sign)
+        return dy * Tensor._from_op(ctx.sign) if ctx.sign is not None else dy * Sgn.apply(ctx.saved_tensors[0])
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001

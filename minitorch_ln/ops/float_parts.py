@@ -64,16 +64,20 @@ class Mantissa(Function):
         return dm / Tensor._from_op(ctx.two_e)
 
 
+def _inexact(t: Tensor) -> bool:
+    return backend.is_floating(t.dtype) or t.dtype.kind == "c"
+
+
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input · 2^other``, broadcasting; integer inputs give the default float dtype (PyTorch's composite
-    ``mul(input, pow(2.0, other))``, so the gradient reaches both float operands).
+    ``mul(input, pow(2.0, other))``, so the gradient reaches both float operands; complex operands too).
 
     Raises TypeError for a non-Tensor, ShapeError for shapes that do not broadcast.
     """
     _need_tensor("ldexp", input=input, other=other)
-    if input.dtype.kind != "f" and other.dtype.kind != "f":
+    if not _inexact(input) and not _inexact(other):
         input = float_input(input, "ldexp")
-    dt = promote(input, other.to(input.dtype) if other.dtype.kind != "f" else other, "ldexp")[0].dtype
+    dt = promote(input, other.to(input.dtype) if not _inexact(other) else other, "ldexp")[0].dtype
     # 2^other in the result's dtype: an int exponent taken through float32 would lose 2^-898 in float64
     return cast(input, dt) * (2.0 ** cast(other, dt))
 

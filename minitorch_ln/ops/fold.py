@@ -29,6 +29,8 @@ from ..tensor import Tensor
 class UnfoldFn(Function):
     """``x (N, C, H, W)`` → ``cols (N, C·kh·kw, OH·OW)``; ``geom = (ksize, stride, pads, dilation)``."""
 
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
+
     @staticmethod
     def forward(ctx, x, geom):
         ctx.geom, ctx.hw = geom, x.shape[2:]
@@ -43,6 +45,8 @@ class UnfoldFn(Function):
 
 class FoldFn(Function):
     """``cols (N, C·kh·kw, L)`` → ``(N, C, H, W)``, each entry added to the pixel it came from."""
+
+    supports_complex = True  # a sum of copies (real 0/1 coefficients): the same backward for complex
 
     @staticmethod
     def forward(ctx, cols, hw, geom):

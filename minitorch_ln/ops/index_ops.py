@@ -122,6 +122,8 @@ class IndexAdd(Function):
 class IndexCopy(Function):
     """``y = x`` with the slices at ``index`` replaced by ``source``'s, or (``fill``) set to a 0-d ``source``."""
 
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
+
     @staticmethod
     def forward(ctx, x, source, index, dim, fill):
         ctx.index, ctx.dim, ctx.fill = index, dim, fill
@@ -199,7 +201,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
             raise RuntimeError(f"index_fill(): value must be a number or a 0-dimensional Tensor, got shape "
                                f"{tuple(value.shape)}")
         value = cast(value, input.dtype) if value.dtype != input.dtype else value
-        if not backend.is_floating(input.dtype):
+        if not (backend.is_floating(input.dtype) or input.dtype.kind == "c"):  # no gradient for integers
             value = value.array[()]
     elif isinstance(value, (numbers.Number, np.generic)):
         value = get_array_module(input.array).asarray(value).astype(input.dtype)[()]
@@ -214,6 +216,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 
 class MaskedSelect(Function):
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
+
     @staticmethod
     def forward(ctx, x, mask):
         ctx.mask = mask
@@ -226,6 +230,8 @@ class MaskedSelect(Function):
 
 class MaskedScatter(Function):
     """``y = x`` with ``y[mask] = source.reshape(-1)[:mask.sum()]`` (``x`` and ``mask`` of one shape)."""
+
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
 
     @staticmethod
     def forward(ctx, x, source, mask):

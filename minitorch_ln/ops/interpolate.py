@@ -32,7 +32,12 @@ from .autocast_policies import autocast
 
 # ================================================================================ Functions
 class AxisTaps(Function):
-    """``y = Σ_t w_t ⊙ x.take(i_t, axis)``: a 1-d resize along ``axis`` with constant taps."""
+    """``y = Σ_t w_t ⊙ x.take(i_t, axis)``: a 1-d resize along ``axis`` with constant taps.
+
+    The taps ``w_t`` are real, so for complex ``x`` the adjoint is the same transpose (no conjugate):
+    ``pad``'s reflect/replicate/circular modes take complex input through it."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, taps, axis):
@@ -46,6 +51,8 @@ class AxisTaps(Function):
 
 class AxisTapsT(Function):
     """Transpose of :class:`AxisTaps`: the weighted ``dy`` scatter-added into ``size`` source cells."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dy, taps, axis, size):

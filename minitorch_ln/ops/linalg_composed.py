@@ -47,6 +47,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
 class _IdentityLike(Function):
     """The identity matrices of ``A``'s shape, with a zero gradient for ``A`` (PyTorch's ``matrix_power(A, 0)``)."""
 
+    supports_complex = True  # a constant
+
     @staticmethod
     def forward(ctx, a):
         xp = get_array_module(a)
@@ -59,7 +61,7 @@ class _IdentityLike(Function):
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """``Aⁿ`` for square ``A`` ``(*, m, m)`` by repeated squaring: the identity for ``n = 0``, ``(A⁻¹)^|n|``
-    for ``n < 0`` (float32/float64 only then); integer dtypes for ``n >= 0``. Gradient through the
+    for ``n < 0`` (floating or complex only then); integer dtypes for ``n >= 0``. Gradient through the
     products. Raises ShapeError for a non-square input, TypeError for a non-integer ``n``."""
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.matrix_power(): expected A to be a Tensor, got {type(A).__name__}")
@@ -70,7 +72,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if n == 0:
         return _IdentityLike.apply(A)
     if n < 0:
-        check_matrix("linalg.matrix_power", A)
+        check_matrix("linalg.matrix_power", A, complex_ok=True)
         A, n = inv(A), -n
     result, base = None, A
     while n:
@@ -165,10 +167,10 @@ def cond(A: Tensor, p=None) -> Tensor:
     smallest singular value (``A`` ``(*, m, n)``), otherwise from :func:`linalg_matrix_norm` of ``A`` and
     ``inv(A)`` (square ``A``)."""
     if p is None or p in (2, -2):
-        check_matrix("linalg.cond", A, square=False)
+        check_matrix("linalg.cond", A, square=False, complex_ok=True)
         s = svdvals(A)  # (*, k), descending
         return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
-    check_matrix("linalg.cond", A)
+    check_matrix("linalg.cond", A, complex_ok=True)
     return linalg_matrix_norm(A, p) * linalg_matrix_norm(inv(A), p)
 
 

@@ -2,8 +2,11 @@
 and ``det``/``slogdet``
 (whose gradient at a singular matrix needs the SVD).
 
-Forwards are ``xp.linalg``, batched over leading dims. Backwards (real matrices), in Tensor ops so
-they differentiate again:
+Forwards are ``xp.linalg``, batched over leading dims. Backwards in Tensor ops so they differentiate
+again. Complex matrices take the same formulas with every transpose ``ᵀ`` of a saved matrix the conjugate
+transpose ``ᴴ`` (PyTorch's ``FunctionsManual.cpp`` writes them so; Giles 2008 §3 for the holomorphic ones)
+plus the diagonal terms below that are zero for real matrices; each is derived in docs/complex.md
+("Linear algebra") and gradchecked with complex inputs in tests/test_complex_linalg.py:
 
 - Cholesky ``A = L Lᵀ`` (Murray, "Differentiation of the Cholesky decomposition", arXiv:1602.07527,
   as PyTorch's ``cholesky_backward``): ``P = Φ(Lᵀ dL)`` with ``Φ`` = lower triangle, diagonal
@@ -34,6 +37,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import OptionError
 from ..tensor import Tensor
+from .complex_parts import cj
 from .einsum import einsum
 from .linalg_ops import check_matrix, eye_mask, inv, lapack, solve
 from .selection import where
@@ -47,8 +51,12 @@ EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
 def _copyltu(M: Tensor) -> Tensor:
-    """``tril(M) + tril(M, -1)ᵀ``: the lower triangle mirrored to the upper one."""
-    return M.tril() + M.tril(-1).mT
+    """``tril(M, -1) + tril(M, -1)ᴴ + Re diag(M)``: the strict lower triangle mirrored to the upper one, the
+    real part of the diagonal (for real ``M``: ``tril(M) + tril(M, -1)ᵀ``). Complex: R's diagonal is real
+    (LAPACK's), so ``Qᴴ dQ`` keeps only the imaginary part of the diagonal, docs/complex.md."""
+    if M.dtype.kind != "c":
+        return M.tril() + M.tril(-1).mT
+    return M.tril(-1) + M.tril(-1).mH + where(eye_mask(M.shape[-1], M), M.real, 0.0)
 
 
 # ==================================================================================================
@@ -57,6 +65,8 @@ def _copyltu(M: Tensor) -> Tensor:
 
 
 class Cholesky(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a):
         L = lapack("linalg.cholesky", get_array_module(a).linalg.cholesky, a,
@@ -67,19 +77,19 @@ class Cholesky(Function):
     @staticmethod
     def backward(ctx, dL):
         (L,) = ctx.saved_tensors
-        P = (L.mT @ dL).tril()  # (*, n, n)
-        P = 0.5 * (P + P.tril(-1).mT)  # Φ, symmetric: P/2 on the diagonal, mirrored off it
-        Y = solve(L.mT, P)  # L⁻ᵀ P
-        return solve(L, Y, left=False)  # L⁻ᵀ P L⁻¹
+        P = (L.mH @ dL).tril()  # (*, n, n)
+        P = 0.5 * (P + P.tril(-1).mH)  # Φ, Hermitian off the diagonal: P/2 on it, mirrored off it
+        Y = solve(L.mH, P)  # L⁻ᴴ P
+        return solve(L, Y, left=False)  # L⁻ᴴ P L⁻¹
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """``L`` (lower, ``A = L Lᵀ``) or with ``upper=True`` ``U = Lᵀ`` (``A = Uᵀ U``); ``A`` ``(*, n, n)``
     symmetric positive-definite (only its lower triangle is read). Raises LinAlgError (RuntimeError)
     when ``A`` is not positive-definite, ShapeError/DtypeError as :func:`linalg_ops.inv`."""
-    check_matrix("linalg.cholesky", A)
+    check_matrix("linalg.cholesky", A, complex_ok=True)
     L = Cholesky.apply(A)
-    return L.mT if upper else L
+    return L.mH if upper else L
 
 
 # ==================================================================================================
@@ -88,6 +98,8 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 
 class QR(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, mode):
         xp = get_array_module(a)
@@ -114,15 +126,15 @@ class QR(Function):
         U, V = R[..., :, :m], R[..., :, m:]  # (*, m, m), (*, m, n - m)
         dU, dV = dR[..., :, :m], dR[..., :, m:]
         Y = Q @ V  # (*, m, n - m): the columns of A beyond the first m
-        dX = _qr_backward_tall(Q, U, dQ + Y @ dV.mT, dU)  # (*, m, m)
+        dX = _qr_backward_tall(Q, U, dQ + Y @ dV.mH, dU)  # (*, m, m)
         dY = Q @ dV  # (*, m, n - m)
         return _cat_last(dX, dY), None
 
 
 def _qr_backward_tall(Q, R, dQ, dR):
     """``dA`` for ``A = Q R`` with ``Q`` ``(*, m, n)``, ``R`` ``(*, n, n)`` (``m >= n``)."""
-    M = R @ dR.mT - dQ.mT @ Q  # (*, n, n)
-    return solve(R.mT, dQ + Q @ _copyltu(M), left=False)  # (dQ + Q copyltu(M)) R⁻ᵀ
+    M = R @ dR.mH - dQ.mH @ Q  # (*, n, n)
+    return solve(R.mH, dQ + Q @ _copyltu(M), left=False)  # (dQ + Q copyltu(M)) R⁻ᴴ
 
 
 def _cat_last(a: Tensor, b: Tensor) -> Tensor:
@@ -146,7 +158,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     if mode not in ("reduced", "complete", "r"):
         raise OptionError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                           "or 'complete'")
-    check_matrix("linalg.qr", A, square=False)
+    check_matrix("linalg.qr", A, square=False, complex_ok=True)
     return QRResult(*QR.apply(A, mode))
 
 
@@ -156,6 +168,8 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
 
 
 class SVD(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, full_matrices):
         u, s, vh = lapack("linalg.svd", get_array_module(a).linalg.svd, a, full_matrices=full_matrices,
@@ -174,23 +188,26 @@ class SVD(Function):
 
 
 def svd_backward(dU, dS, dVh, U, S, Vh):
-    """PyTorch's ``svd_backward`` for real reduced factors ``U`` ``(*, m, k)``, ``S`` ``(*, k)``, ``Vh`` ``(*, k, n)``."""
+    """PyTorch's ``svd_backward`` for reduced factors ``U`` ``(*, m, k)``, ``S`` ``(*, k)``, ``Vh`` ``(*, k, n)``;
+    complex ones need a loss that does not depend on the phases of the singular vectors (as PyTorch)."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
-    skew = lambda X: X - X.mT
-    UhdU = skew(U.mT @ dU)  # (*, k, k)
-    VhdV = skew(Vh @ dVh.mT)  # (*, k, k)
+    skew = lambda X: X - X.mH
+    UhdU = skew(U.mH @ dU)  # (*, k, k)
+    VhdV = skew(Vh @ dVh.mH)  # (*, k, k)
     S2 = S * S
     eye = eye_mask(k, S)
     E = where(eye, 1.0, S2.unsqueeze(-2) - S2.unsqueeze(-1))  # (*, k, k): s_j² - s_i², 1 on the diagonal
     num = UhdU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhdV
     J = where(num.array == 0, 0.0, num / E)  # 0/0 (unused vectors of a repeated value) -> 0
     J = J + where(eye, dS.unsqueeze(-1), 0.0)  # + diag(dS)
-    if m > n:  # dA = [U J + (I - U Uᵀ) dU S⁻¹] Vh
+    if U.dtype.kind == "c":  # the phases: i Im diag(Uᴴ dU) / S (num's diagonal is 0 for a phase-invariant loss)
+        J = J + where(eye, (1j * (U.mH @ dU).diagonal(0, -2, -1).imag / S).unsqueeze(-1), 0.0)
+    if m > n:  # dA = [U J + (I - U Uᴴ) dU S⁻¹] Vh
         dUSinv = dU / S.unsqueeze(-2)
-        return (U @ J + dUSinv - U @ (U.mT @ dUSinv)) @ Vh
-    if m < n:  # dA = U [J Vh + S⁻¹ dVh (I - V Vᵀ)]
+        return (U @ J + dUSinv - U @ (U.mH @ dUSinv)) @ Vh
+    if m < n:  # dA = U [J Vh + S⁻¹ dVh (I - V Vᴴ)]
         SinvdVh = dVh / S.unsqueeze(-1)
-        return U @ (J @ Vh + SinvdVh - (SinvdVh @ Vh.mT) @ Vh)
+        return U @ (J @ Vh + SinvdVh - (SinvdVh @ Vh.mH) @ Vh)
     return U @ J @ Vh
 
 
@@ -199,13 +216,15 @@ def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:
     with ``full_matrices=False``), ``S`` ``(*, k)`` descending, ``Vh`` ``(*, n, n)`` (``(*, k, n)``).
     The signs of the singular vectors are LAPACK's (unspecified, as in PyTorch). Raises
     ShapeError/DtypeError as :func:`linalg_ops.inv`, LinAlgError when LAPACK does not converge."""
-    check_matrix("linalg.svd", A, square=False)
+    check_matrix("linalg.svd", A, square=False, complex_ok=True)
     if not isinstance(full_matrices, bool):
         raise TypeError(f"linalg.svd(): full_matrices must be a bool, got {type(full_matrices).__name__}")
     return SVDResult(*SVD.apply(A, full_matrices))
 
 
 class SVDVals(Function):
+    supports_complex = True  # s_i = Re(u_iᴴ A v_i): dA = U diag(dS) Vh for complex A too
+
     @staticmethod
     def forward(ctx, a):
         s = lapack("linalg.svdvals", get_array_module(a).linalg.svd, a, compute_uv=False,
@@ -223,7 +242,7 @@ class SVDVals(Function):
 def svdvals(A: Tensor) -> Tensor:
     """The singular values of ``A`` ``(*, m, n)``, ``(*, min(m, n))``, descending; gradient
     ``U diag(dS) Vh`` (well defined for repeated values too). Raises as :func:`svd`."""
-    check_matrix("linalg.svdvals", A, square=False)
+    check_matrix("linalg.svdvals", A, square=False, complex_ok=True)
     return SVDVals.apply(A)
 
 
@@ -233,6 +252,8 @@ def svdvals(A: Tensor) -> Tensor:
 
 
 class Det(Function):
+    supports_complex = True  # holomorphic: dA = dd · conj(det A) · A⁻ᴴ
+
     @staticmethod
     def forward(ctx, a):
         d = get_array_module(a).linalg.det(a)  # (*,)
@@ -242,10 +263,10 @@ class Det(Function):
     @staticmethod
     def backward(ctx, dd):
         a, d = ctx.saved_tensors
-        scale = (dd * d).unsqueeze(-1).unsqueeze(-1)  # (*, 1, 1)
+        scale = (dd * cj(d)).unsqueeze(-1).unsqueeze(-1)  # (*, 1, 1)
         if a.shape[-1] and bool((d.array == 0).any()):
             return dd.unsqueeze(-1).unsqueeze(-1) * _cofactor(a)
-        return scale * inv(a).mT  # (*, n, n)
+        return scale * inv(a).mH  # (*, n, n)
 
 
 def _cofactor(a: Tensor) -> Tensor:
@@ -254,7 +275,8 @@ def _cofactor(a: Tensor) -> Tensor:
     n = a.shape[-1]
     others = where(eye_mask(n, a), 1.0, S.unsqueeze(-2).expand(*S.shape[:-1], n, n))  # row i: S with s_i -> 1
     p = others.prod(-1)  # (*, n): Π_{j≠i} s_j
-    sign = (Det.apply(U.detach()) * Det.apply(Vh.detach())).unsqueeze(-1).unsqueeze(-1)  # ±1, locally constant
+    # ±1 (a unit complex number for complex A), locally constant; conjugated as the derivative is
+    sign = cj(Det.apply(U.detach()) * Det.apply(Vh.detach())).unsqueeze(-1).unsqueeze(-1)
     return sign * ((U * p.unsqueeze(-2)) @ Vh)
 
 
@@ -264,28 +286,35 @@ def det(A: Tensor) -> Tensor:
     The gradient is ``det(A) A⁻ᵀ``, and the cofactor matrix (via the SVD) where ``A`` is singular.
     Raises ShapeError (not square, < 2 dims) and DtypeError (not float32/float64).
     """
-    check_matrix("linalg.det", A)
+    check_matrix("linalg.det", A, complex_ok=True)
     return Det.apply(A)
 
 
 class Slogdet(Function):
+    """Complex ``A``: ``sign = det/|det|`` (complex), ``logabsdet`` real. With ``log det A = logabsdet + iθ``
+    (holomorphic, derivative ``A⁻ᵀ``) and ``sign = e^{iθ}``, the gradient of ``log det`` is
+    ``g = dlogabsdet + i·Im(dsign·conj(sign))`` and ``dA = g · A⁻ᴴ`` (for real ``A`` the sign is constant)."""
+
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a):
         sign, logabsdet = get_array_module(a).linalg.slogdet(a)  # (*,), (*,)
-        ctx.save_for_backward(a)
-        return sign.astype(a.dtype, copy=False), logabsdet.astype(a.dtype, copy=False)
+        ctx.save_for_backward(a, sign if a.dtype.kind == "c" else None)
+        return sign.astype(a.dtype, copy=False), logabsdet.astype(a.real.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dsign, dlogabsdet):
-        (a,) = ctx.saved_tensors
-        return dlogabsdet.unsqueeze(-1).unsqueeze(-1) * inv(a).mT  # (*, n, n); the sign is locally constant
+        a, sign = ctx.saved_tensors
+        g = dlogabsdet if sign is None else dlogabsdet + 1j * (dsign * cj(sign)).imag  # (*,)
+        return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mH  # (*, n, n)
 
 
 def slogdet(A: Tensor) -> SlogdetResult:
     """``(sign, logabsdet)`` with ``det A = sign · exp(logabsdet)``, each ``(*,)``; ``sign`` is 0 and
     ``logabsdet`` ``-inf`` for a singular matrix. Gradient (through ``logabsdet``): ``A⁻ᵀ``; it raises
     LinAlgError for a singular ``A``. Raises as :func:`det`."""
-    check_matrix("linalg.slogdet", A)
+    check_matrix("linalg.slogdet", A, complex_ok=True)
     return SlogdetResult(*Slogdet.apply(A))
 
 
@@ -295,6 +324,8 @@ def slogdet(A: Tensor) -> SlogdetResult:
 
 
 class Eigh(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, uplo):
         w, v = get_array_module(a).linalg.eigh(a, UPLO=uplo)  # (*, n) ascending, (*, n, n)
@@ -304,12 +335,14 @@ class Eigh(Function):
     @staticmethod
     def backward(ctx, dL, dV):
         L, V = ctx.saved_tensors
-        VhdV = V.mT @ dV  # (*, n, n)
-        skew = 0.5 * (VhdV - VhdV.mT)  # the part that changes under a rotation of V
+        VhdV = V.mH @ dV  # (*, n, n)
+        skew = 0.5 * (VhdV - VhdV.mH)  # the part that changes under a rotation of V
         eye = eye_mask(L.shape[-1], L)
         E = where(eye, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))  # (*, n, n): λ_j - λ_i, 1 on the diagonal
-        J = where(skew.array == 0, 0.0, skew / E) + where(eye, dL.unsqueeze(-1), 0.0)  # 0/0 -> 0, + diag(dλ)
-        return V @ J @ V.mT, None
+        # 0/0 -> 0; the diagonal is diag(dλ) (skew's diagonal, i Im diag(Vᴴ dV) for complex V, is the phase
+        # of the eigenvectors, which a well-defined loss does not depend on: dropped, as PyTorch)
+        J = where(eye, dL.unsqueeze(-1), where(skew.array == 0, 0.0, skew / E))
+        return V @ J @ V.mH, None
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> EighResult:
@@ -320,11 +353,13 @@ def eigh(A: Tensor, UPLO: str = "L") -> EighResult:
     OptionError for a ``UPLO`` other than 'L'/'U', ShapeError/DtypeError as :func:`linalg_ops.inv`."""
     if UPLO not in ("L", "U"):
         raise OptionError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    check_matrix("linalg.eigh", A)
+    check_matrix("linalg.eigh", A, complex_ok=True)
     return EighResult(*Eigh.apply(A, UPLO))
 
 
 class EigvalsH(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, uplo):
         ctx.uplo = uplo
@@ -335,7 +370,7 @@ class EigvalsH(Function):
     def backward(ctx, dL):
         (a,) = ctx.saved_tensors
         _, V = eigh(a, ctx.uplo)  # recomputed as Tensors, so this backward differentiates again
-        return (V * dL.unsqueeze(-2)) @ V.mT, None  # V diag(dλ) Vᵀ
+        return (V * dL.unsqueeze(-2)) @ V.mH, None  # V diag(dλ) Vᴴ
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
@@ -343,5 +378,5 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     (defined for repeated eigenvalues too). Raises as :func:`eigh`."""
     if UPLO not in ("L", "U"):
         raise OptionError(f"linalg.eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    check_matrix("linalg.eigvalsh", A)
+    check_matrix("linalg.eigvalsh", A, complex_ok=True)
     return EigvalsH.apply(A, UPLO)

@@ -84,6 +84,8 @@ def _unpack_arrays(lu: np.ndarray, xp):
 class LinalgLU(Function):
     """``(L, U)`` of ``A = P L U``; ``P`` is kept on ``ctx`` (a constant of the factorization)."""
 
+    supports_complex = True  # lu_backward conjugate-transposes L and U
+
     @staticmethod
     def forward(ctx, a):
         xp = get_array_module(a)
@@ -105,26 +107,26 @@ def _solve_tri(A, B, *, upper, left=True, unitriangular=False):
 
 
 def lu_backward(dL: Tensor, dU: Tensor, P: Tensor, L: Tensor, U: Tensor) -> Tensor:
-    """``dA`` from ``dL``, ``dU`` (PyTorch's FunctionsManual ``linalg_lu_backward``, real case)."""
+    """``dA`` from ``dL``, ``dU`` (PyTorch's FunctionsManual ``linalg_lu_backward``; ``ᴴ`` for complex factors)."""
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
     if m == n:
-        gA = L.mT @ dL
-        gA = gA.tril(-1) + (dU @ U.mT).triu()  # (*, n, n)
-        gA = _solve_tri(U.mT, gA, upper=False, left=False)
-        gA = _solve_tri(L.mT, gA, upper=True, unitriangular=True)
+        gA = L.mH @ dL
+        gA = gA.tril(-1) + (dU @ U.mH).triu()  # (*, n, n)
+        gA = _solve_tri(U.mH, gA, upper=False, left=False)
+        gA = _solve_tri(L.mH, gA, upper=True, unitriangular=True)
     elif m < n:  # wide: U = [U1 U2], U1 (k, k)
         U1, dU1, dU2 = U[..., :, :k], dU[..., :, :k], dU[..., :, k:]
-        gA = (L.mT @ dL - dU.triu() @ U.mT).tril(-1)  # (*, k, k)
-        gA = _solve_tri(U1.mT, gA, upper=False, left=False)
+        gA = (L.mH @ dL - dU.triu() @ U.mH).tril(-1)  # (*, k, k)
+        gA = _solve_tri(U1.mH, gA, upper=False, left=False)
         gA = _cat([gA + dU1.triu(), dU2], gA.ndim - 1, "linalg.lu")  # (*, k, n)
-        gA = _solve_tri(L.mT, gA, upper=True, unitriangular=True)
+        gA = _solve_tri(L.mH, gA, upper=True, unitriangular=True)
     else:  # tall: L = [L1; L2], L1 (k, k)
         L1, dL1, dL2 = L[..., :k, :], dL[..., :k, :], dL[..., k:, :]
-        gA = (dU @ U.mT - L.mT @ dL.tril(-1)).triu()  # (*, k, k)
-        gA = _solve_tri(L1.mT, gA, upper=True, unitriangular=True)
+        gA = (dU @ U.mH - L.mH @ dL.tril(-1)).triu()  # (*, k, k)
+        gA = _solve_tri(L1.mH, gA, upper=True, unitriangular=True)
         gA = _cat([gA + dL1.tril(-1), dL2], gA.ndim - 2, "linalg.lu")  # (*, m, k)
-        gA = _solve_tri(U.mT, gA, upper=False, left=False)
+        gA = _solve_tri(U.mH, gA, upper=False, left=False)
     return P @ gA
 
 
@@ -134,10 +136,10 @@ def _check_pivot(op: str, pivot: bool) -> None:
 
 
 def linalg_lu(A: Tensor, *, pivot: bool = True) -> LUResult:
-    """``(P, L, U)`` with ``A = P L U`` for ``A`` ``(*, m, n)`` float32/float64 (see the module docstring);
+    """``(P, L, U)`` with ``A = P L U`` for ``A`` ``(*, m, n)`` float32/float64/complex (see the module docstring);
     ``P`` carries no gradient. Raises ShapeError for fewer than 2 dims, DtypeError for other dtypes,
     RuntimeError for ``pivot=False`` (PyTorch's CPU refuses it too)."""
-    check_matrix("linalg.lu", A, square=False)
+    check_matrix("linalg.lu", A, square=False, complex_ok=True)
     _check_pivot("linalg.lu", pivot)
     L, U = LinalgLU.apply(A)
     P = _perm_matrix(_host_getrf(np.asarray(A.detach().cpu().array))[1], A.shape[-2], A.dtype)
@@ -162,7 +164,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     """``(LU, pivots, info)``: the packed factorization, 1-based int32 pivots ``(*, k)``, and LAPACK's ``info``
     ``(*)`` int32 (0, or the 1-based index of the first zero pivot of a singular matrix). ``check_errors``
     raises RuntimeError for a nonzero ``info``."""
-    check_matrix("linalg.lu_factor_ex", A, square=False)
+    check_matrix("linalg.lu_factor_ex", A, square=False, complex_ok=True)
     _check_pivot("linalg.lu_factor_ex", pivot)
     L, U = LinalgLU.apply(A)
     _, piv, info = _host_getrf(np.asarray(A.detach().cpu().array))
@@ -187,7 +189,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> LUResult:
     """``(P, L, U)`` from a packed factorization; ``L`` and ``U`` are differentiable in ``LU_data``. A part not
     asked for (``unpack_data``/``unpack_pivots`` False) is an empty tensor, as PyTorch."""
-    check_matrix("lu_unpack", LU_data, square=False, name="LU_data")
+    check_matrix("lu_unpack", LU_data, square=False, name="LU_data", complex_ok=True)
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     xp = get_array_module(LU_data.array)
@@ -212,8 +214,8 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     """``X`` with ``A X = B`` (``X A = B`` when not ``left``; ``Aᴴ`` for ``A`` when ``adjoint``), ``A = P L U``
     given packed: ``LU`` ``(*, n, n)``, ``B`` ``(*, n, k)`` (``(*, k, n)`` when not ``left``), batch dims
     broadcasting. Differentiable in ``LU`` and ``B``. Raises ShapeError for shapes that do not fit."""
-    check_matrix("linalg.lu_solve", LU, name="LU")
-    check_matrix("linalg.lu_solve", B, square=False, name="B")
+    check_matrix("linalg.lu_solve", LU, name="LU", complex_ok=True)
+    check_matrix("linalg.lu_solve", B, square=False, name="B", complex_ok=True)
     n = LU.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise ShapeError(f"linalg.lu_solve: incompatible shapes of LU {tuple(LU.shape)} and B {tuple(B.shape)}")
@@ -222,14 +224,14 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
         return B * 0.0 + LU.sum() * 0.0
     if left and not adjoint:  # L U X = Pᵀ B
         return _solve_tri(U, _solve_tri(L, P.mT @ B, upper=False, unitriangular=True), upper=True)
-    if left:  # Uᵀ Lᵀ Pᵀ X = B
-        Y = _solve_tri(L.mT, _solve_tri(U.mT, B, upper=False), upper=True, unitriangular=True)
+    if left:  # Uᴴ Lᴴ Pᵀ X = B (P is real)
+        Y = _solve_tri(L.mH, _solve_tri(U.mH, B, upper=False), upper=True, unitriangular=True)
         return P @ Y
     if not adjoint:  # X P L U = B
         Y = _solve_tri(L, _solve_tri(U, B, upper=True, left=False), upper=False, left=False, unitriangular=True)
         return Y @ P.mT
-    # X Uᵀ Lᵀ Pᵀ = B
-    return _solve_tri(U.mT, _solve_tri(L.mT, B @ P, upper=True, left=False, unitriangular=True), upper=False,
+    # X Uᴴ Lᴴ Pᵀ = B
+    return _solve_tri(U.mH, _solve_tri(L.mH, B @ P, upper=True, left=False, unitriangular=True), upper=False,
                       left=False)
 
 

@@ -149,14 +149,16 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
     smallest singular value; ``1``/``-1``: the max/min column sum of ``|a|``; ``inf``/``-inf``: the
     max/min row sum. The SVD-based orders ('nuc', ±2) differentiate through ``linalg.svdvals``
     (``linalg_decomp.SVDVals``), whose backward recomputes the SVD in Tensor ops, so second
-    derivatives are right too.
+    derivatives are right too. Complex ``A`` gives a real norm (of ``|a|``, or of the singular values).
 
     Raises:
         RuntimeError: ``A`` with fewer than 2 dims, ``dim`` not two distinct dims. ValueError (also a
             RuntimeError): an unsupported ``ord``. TypeError (also a RuntimeError): integer input.
         IndexError: ``dim`` out of range.
     """
-    A = _float_input(A, dtype, "linalg.matrix_norm")
+    # complex A: every order is a norm of |a| or of the singular values (real), as PyTorch's
+    complex_ok = isinstance(A, Tensor) and A.dtype.kind == "c" and dtype is None
+    A = A if complex_ok else _float_input(A, dtype, "linalg.matrix_norm")
     if A.ndim < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions, got shape "
                            f"{tuple(A.shape)}")

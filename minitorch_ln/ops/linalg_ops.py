@@ -1,12 +1,15 @@
 """``torch.linalg``'s inverse and solver, ``inv`` and ``solve``, and the checks and error shared with
 ``linalg_decomp.py`` (``det``, ``slogdet`` and the factorizations).
 
-Forwards are ``xp.linalg`` (NumPy/CuPy LAPACK), batched over leading dims. Backwards (real
-matrices; from PyTorch's ``FunctionsManual.cpp`` and Giles, "An extended collection of matrix
-derivative results", 2008), each in Tensor ops so it is differentiable again:
+Forwards are ``xp.linalg`` (NumPy/CuPy LAPACK), batched over leading dims. Backwards (from PyTorch's
+``FunctionsManual.cpp`` and Giles, "An extended collection of matrix derivative results", 2008), each in
+Tensor ops so it is differentiable again; ``ᴴ`` is the conjugate transpose (``ᵀ`` for real matrices):
 
-- ``Y = A⁻¹``:        ``dA = -Yᵀ dY Yᵀ``
-- ``X = A⁻¹ B``:      ``dB = A⁻ᵀ dX`` (one more solve), ``dA = -dB Xᵀ``
+- ``Y = A⁻¹``:        ``dA = -Yᴴ dY Yᴴ``
+- ``X = A⁻¹ B``:      ``dB = A⁻ᴴ dX`` (one more solve), ``dA = -dB Xᴴ``
+
+Complex matrices: both maps are holomorphic, so PyTorch's convention (docs/complex.md) takes the real
+formula with the derivative conjugated, which turns every transpose of a saved matrix into ``ᴴ``.
 
 A singular matrix raises :class:`LinAlgError` (a RuntimeError, as ``torch.linalg.LinAlgError``).
 CuPy does not report singular matrices (it returns nan/inf), so on a GPU the check is not made.
@@ -27,8 +30,9 @@ class LinAlgError(RuntimeError):
     """A matrix the factorization cannot handle (singular, not positive-definite); as ``torch.linalg.LinAlgError``."""
 
 
-def check_matrix(op: str, A, square: bool = True, name: str = "A") -> None:
-    """PyTorch's checks: a Tensor of float32/float64 with at least 2 dims (square ones where ``square``)."""
+def check_matrix(op: str, A, square: bool = True, name: str = "A", complex_ok: bool = False) -> None:
+    """PyTorch's checks: a Tensor of float32/float64 (or complex64/complex128 where ``complex_ok``: the ops
+    whose backward conjugates, docs/complex.md) with at least 2 dims (square ones where ``square``)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{op}(): expected {name} to be a Tensor, got {type(A).__name__}")
     if A.ndim < 2:
@@ -36,8 +40,9 @@ def check_matrix(op: str, A, square: bool = True, name: str = "A") -> None:
     if square and A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"{op}: {name} must be batches of square matrices, but they are "
                          f"{A.shape[-2]} by {A.shape[-1]} matrices (shape {tuple(A.shape)})")
-    if str(A.dtype) not in ("float32", "float64"):
-        raise DtypeError(f"{op}: Expected a float32 or float64 tensor as input, got {A.dtype}")
+    if str(A.dtype) not in ("float32", "float64") + (("complex64", "complex128") if complex_ok else ()):
+        kinds = "float32, float64, complex64 or complex128" if complex_ok else "float32 or float64"
+        raise DtypeError(f"{op}: Expected a {kinds} tensor as input, got {A.dtype}")
 
 
 def lapack(op: str, fn, *args, message: str, **kwargs):
@@ -59,6 +64,8 @@ def eye_mask(n: int, like) -> Tensor:
 
 
 class Inv(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a):
         y = lapack("linalg.inv", get_array_module(a).linalg.inv, a,
@@ -69,19 +76,19 @@ class Inv(Function):
     @staticmethod
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        yt = y.mT
-        return -(yt @ dy @ yt)  # (*, n, n)
+        yh = y.mH
+        return -(yh @ dy @ yh)  # (*, n, n)
 
 
 @autocast("inverse")
 def inv(A: Tensor) -> Tensor:
-    """``A⁻¹`` for ``A`` of shape ``(*, n, n)``, float32/float64; same shape and dtype.
+    """``A⁻¹`` for ``A`` of shape ``(*, n, n)``, float32/float64/complex64/complex128; same shape and dtype.
 
     Raises:
         LinAlgError (RuntimeError): a singular matrix.  ShapeError: fewer than 2 dims or not square.
         DtypeError: an integer or float16 tensor (PyTorch has no half-precision ``inv`` on CPU).
     """
-    check_matrix("linalg.inv", A)
+    check_matrix("linalg.inv", A, complex_ok=True)
     return Inv.apply(A)
 
 
@@ -94,6 +101,8 @@ class Solve(Function):
     """``X = A⁻¹ B`` for ``A`` ``(*, n, n)`` and ``B`` ``(*, n, k)`` of the same batch dims (the caller
     expands them, so the expand's backward sums the gradients over broadcast dims)."""
 
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, b):
         xp = get_array_module(a)
@@ -105,8 +114,8 @@ class Solve(Function):
     @staticmethod
     def backward(ctx, dx):
         a, x = ctx.saved_tensors
-        db = Solve.apply(a.mT, dx)  # (*, n, k): A⁻ᵀ dX
-        da = -(db @ x.mT) if ctx.needs_input_grad[0] else None  # (*, n, n): -dB Xᵀ
+        db = Solve.apply(a.mH, dx)  # (*, n, k): A⁻ᴴ dX
+        da = -(db @ x.mH) if ctx.needs_input_grad[0] else None  # (*, n, n): -dB Xᴴ
         return da, db if ctx.needs_input_grad[1] else None
 
 
@@ -121,13 +130,14 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
     Shapes: ``A`` ``(*, n, n)``; ``B`` ``(*, n, k)`` (``(*, k, n)`` for ``left=False``) or a batch of
     vectors ``(*, n)`` (PyTorch's rule: ``B`` is 1-D, or ``B.shape == A.shape[:-1]``); batch dims
-    broadcast. ``X`` has ``B``'s shape (after broadcasting). Gradients: ``dB = A⁻ᵀ dX``, ``dA = -dB Xᵀ``.
+    broadcast. ``X`` has ``B``'s shape (after broadcasting). Gradients: ``dB = A⁻ᴴ dX``, ``dA = -dB Xᴴ``.
+    Real or complex (one dtype for both).
 
     Raises:
         LinAlgError (RuntimeError): a singular ``A``.  ShapeError: incompatible shapes (naming both).
         DtypeError: ``A`` and ``B`` of different dtypes, or not float32/float64.
     """
-    check_matrix("linalg.solve", A)
+    check_matrix("linalg.solve", A, complex_ok=True)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): expected B to be a Tensor, got {type(B).__name__}")
     if A.dtype != B.dtype:

@@ -4,11 +4,13 @@
 Forwards on arrays: the triangular solve is BLAS ``trsm`` per matrix (SciPy; it does not check for a
 zero on the diagonal, so a singular triangle gives inf/NaN as in PyTorch); ``pinv`` is the SVD with
 the singular values ``<= max(atol, rtol·σ_max)`` dropped (``eigh`` for ``hermitian=True``). Backwards
-(real matrices; PyTorch's ``FunctionsManual.cpp``), in Tensor ops so they differentiate again:
+(PyTorch's ``FunctionsManual.cpp``), in Tensor ops so they differentiate again; ``ᴴ`` is the conjugate
+transpose (``ᵀ`` for real matrices: complex ones take the same formulas with every transpose conjugated,
+as PyTorch writes them, docs/complex.md):
 
-- ``X = A⁻¹B``, A triangular: ``dB = A⁻ᵀ dX`` (a triangular solve), ``dA = -dB Xᵀ`` on A's triangle
-- ``P = pinv(A)`` (m <= n): ``K = dPᵀ P``; ``dA = -(P K)ᵀ + K Pᵀ - A P K Pᵀ + Pᵀ P (dPᵀ - K A)``
-  (the transposed form for m > n)
+- ``X = A⁻¹B``, A triangular: ``dB = A⁻ᴴ dX`` (a triangular solve), ``dA = -dB Xᴴ`` on A's triangle
+- ``P = pinv(A)`` (m <= n): ``K = dPᴴ P``; ``dA = -(P K)ᴴ + K Pᴴ - A P K Pᴴ + Pᴴ P (dPᴴ - K A)``
+  (the conjugate-transposed form for m > n)
 - ``lstsq``'s solution is ``pinv(A) B``, so its gradient is ``pinv``'s (exact for full-rank A).
 """
 
@@ -32,8 +34,13 @@ def _host(a):
     return a if isinstance(a, np.ndarray) else a.get()  # pragma: no branch
 
 
+def _real_dtype(a):
+    """The dtype of ``a``'s real parts (float32 for complex64): tolerances and singular values are real."""
+    return np.finfo(a.dtype).dtype
+
+
 def _check_pair(op: str, A, B) -> None:
-    check_matrix(op, A, square=False)
+    check_matrix(op, A, square=False, complex_ok=True)
     if not isinstance(B, Tensor):
         raise TypeError(f"{op}(): expected B to be a Tensor, got {type(B).__name__}")
     if A.dtype != B.dtype:
@@ -48,6 +55,8 @@ def _check_pair(op: str, A, B) -> None:
 
 class SolveTriangular(Function):
     """``X = A⁻¹ B`` for triangular ``A`` ``(*, n, n)`` and ``B`` ``(*, n, k)`` of the same batch dims."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, upper, unitriangular):
@@ -73,10 +82,10 @@ class SolveTriangular(Function):
     def backward(ctx, dx):
         a, x = ctx.saved_tensors
         upper, unit = ctx.flags
-        db = SolveTriangular.apply(a.mT, dx, not upper, unit)  # (*, n, k): A⁻ᵀ dX
+        db = SolveTriangular.apply(a.mH, dx, not upper, unit)  # (*, n, k): A⁻ᴴ dX
         da = None
         if ctx.needs_input_grad[0]:
-            da = -(db @ x.mT)  # (*, n, n), on A's triangle only
+            da = -(db @ x.mH)  # (*, n, n), on A's triangle only
             da = (da.triu(1 if unit else 0)) if upper else da.tril(-1 if unit else 0)
         return da, db if ctx.needs_input_grad[1] else None, None, None
 
@@ -84,10 +93,10 @@ class SolveTriangular(Function):
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``left``) or ``X A = B`` for triangular ``A`` ``(*, n, n)``
     (only its ``upper`` or lower triangle is read; its diagonal is taken as ones for ``unitriangular``),
-    ``B`` ``(*, n, k)`` (``(*, k, n)`` for ``left=False``); batch dims broadcast; float32/float64. A zero
-    on the diagonal gives inf/NaN (no error, as PyTorch). Gradients: ``dB = A⁻ᵀ dX``, ``dA = -dB Xᵀ`` on
+    ``B`` ``(*, n, k)`` (``(*, k, n)`` for ``left=False``); batch dims broadcast; float32/float64/complex. A
+    zero on the diagonal gives inf/NaN (no error, as PyTorch). Gradients: ``dB = A⁻ᴴ dX``, ``dA = -dB Xᴴ`` on
     the triangle read. Raises ShapeError/DtypeError/TypeError for bad shapes, dtypes or arguments."""
-    check_matrix("linalg.solve_triangular", A)
+    check_matrix("linalg.solve_triangular", A, complex_ok=True)
     _check_pair("linalg.solve_triangular", A, B)
     if B.ndim < 2:
         raise ShapeError(f"linalg.solve_triangular: The input tensor B must have at least 2 dimensions, got {tuple(B.shape)}")
@@ -129,6 +138,8 @@ def _tolerance(s, m, n, atol, rtol, xp):
 
 
 class Pinv(Function):
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, a, atol, rtol, hermitian):
         xp = get_array_module(a)
@@ -138,13 +149,13 @@ class Pinv(Function):
             tol = _tolerance(xp.abs(w), m, n, atol, rtol, xp)
             with np.errstate(all="ignore"):
                 winv = xp.where(xp.abs(w) > tol, 1 / w, 0)  # (*, n)
-            p = (v * winv[..., None, :]) @ xp.swapaxes(v, -1, -2)
+            p = (v * winv[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))  # V diag(1/λ) Vᴴ
         else:
             u, s, vh = xp.linalg.svd(a, full_matrices=False)  # (*, m, k), (*, k), (*, k, n)
             tol = _tolerance(s, m, n, atol, rtol, xp)
             with np.errstate(all="ignore"):
                 sinv = xp.where(s > tol, 1 / s, 0)  # (*, k)
-            p = (xp.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ xp.swapaxes(u, -1, -2)
+            p = (xp.conj(xp.swapaxes(vh, -1, -2)) * sinv[..., None, :]) @ xp.conj(xp.swapaxes(u, -1, -2))  # V S⁺ Uᴴ
         p = p.astype(a.dtype, copy=False)  # (*, n, m)
         ctx.save_for_backward(a, p)
         return p
@@ -153,14 +164,14 @@ class Pinv(Function):
     def backward(ctx, dp):
         A, P = ctx.saved_tensors  # (*, m, n), (*, n, m)
         m, n = A.shape[-2:]
-        Pt, dpt = P.mT, dp.mT
+        Pt, dpt = P.mH, dp.mH
         if m <= n:
             K = dpt @ P  # (*, m, m)
             KPt = K @ Pt
-            return -(P @ K).mT + KPt - (A @ P) @ KPt + (Pt @ P) @ (dpt - K @ A), None, None, None
+            return -(P @ K).mH + KPt - (A @ P) @ KPt + (Pt @ P) @ (dpt - K @ A), None, None, None
         K = P @ dpt  # (*, n, n)
         PtK = Pt @ K
-        return -(K @ P).mT + PtK - PtK @ P @ A + (dpt - A @ K) @ P @ Pt, None, None, None
+        return -(K @ P).mH + PtK - PtK @ P @ A + (dpt - A @ K) @ P @ Pt, None, None, None
 
 
 def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
@@ -168,23 +179,25 @@ def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None
     ``<= max(atol, rtol·σ_max)`` count as zero (``rtol = eps·max(m, n)`` by default; ``rcond`` is the old
     name of ``rtol``). ``hermitian=True`` uses ``eigh`` (the lower triangle). Gradient: PyTorch's
     ``pinv_backward`` (see the module docstring). Raises as :func:`linalg_ops.inv` for bad input."""
-    check_matrix("linalg.pinv", A, square=hermitian)
+    check_matrix("linalg.pinv", A, square=hermitian, complex_ok=True)
     xp = get_array_module(A.array)
     rtol = rcond if rcond is not None and rtol is None else rtol
-    return Pinv.apply(A, _tol_array(atol, xp, A.dtype), _tol_array(rtol, xp, A.dtype), bool(hermitian))
+    rd = _real_dtype(A)
+    return Pinv.apply(A, _tol_array(atol, xp, rd), _tol_array(rtol, xp, rd), bool(hermitian))
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
     """The number of singular values ``> max(atol, rtol·σ_max)`` of each matrix of ``A`` ``(*, m, n)``, an
     int64 tensor of shape ``(*)`` (defaults as :func:`pinv`; ``tol`` is the old name of ``atol``, with
     ``rtol = 0``). No gradient."""
-    check_matrix("linalg.matrix_rank", A, square=hermitian)
+    check_matrix("linalg.matrix_rank", A, square=hermitian, complex_ok=True)
     xp = get_array_module(A.array)
     if tol is not None:
         atol, rtol = tol, 0.0 if rtol is None else rtol
     a = A.array
     s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)  # (*, k)
-    tolv = _tolerance(s, a.shape[-2], a.shape[-1], _tol_array(atol, xp, a.dtype), _tol_array(rtol, xp, a.dtype), xp)
+    rd = _real_dtype(a)
+    tolv = _tolerance(s, a.shape[-2], a.shape[-1], _tol_array(atol, xp, rd), _tol_array(rtol, xp, rd), xp)
     return Tensor._from_op((s > tolv).sum(-1).astype(np.int64))
 
 
@@ -217,15 +230,18 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None) -> LstsqResult:
     xp = get_array_module(A.array)
     eps_rtol = None if rcond is None or rcond < 0 else rcond
     X = pinv(A, rtol=eps_rtol) @ B2  # (*, n, k)
-    s = xp.linalg.svd(A.array, compute_uv=False) if m * n else xp.zeros((*A.shape[:-2], 0), A.dtype)  # (*, k)
-    rank = (s > _tolerance(s, m, n, None, _tol_array(eps_rtol, xp, A.dtype), xp)).sum(-1).astype(np.int64)
+    rd = _real_dtype(A)
+    s = xp.linalg.svd(A.array, compute_uv=False) if m * n else xp.zeros((*A.shape[:-2], 0), rd)  # (*, k)
+    rank = (s > _tolerance(s, m, n, None, _tol_array(eps_rtol, xp, rd), xp)).sum(-1).astype(np.int64)
     full = bool(xp.all(rank == min(m, n)))
-    empty = Tensor._from_op(xp.zeros((0,), A.dtype))
-    residuals = X.reshape(-1)[:0]  # empty, but part of the graph as PyTorch's
+    empty = Tensor._from_op(xp.zeros((0,), rd))
+    residuals = X.reshape(-1)[:0]  # empty, but part of the graph as PyTorch's (real: |.| for complex A)
+    residuals = residuals.abs() if residuals.dtype.kind == "c" else residuals
     if m > n and (driver == "gels" or (driver in ("gelsd", "gelss") and full)):
-        residuals = ((A @ X - B2) ** 2).sum(-2)  # (*, k)
+        r = A @ X - B2  # (*, m, k)
+        residuals = ((r.abs() if r.dtype.kind == "c" else r) ** 2).sum(-2)  # (*, k), real for complex A
     rank_t = Tensor._from_op(xp.zeros((0,), np.int64)) if driver == "gels" else Tensor._from_op(rank)
-    svals = Tensor._from_op(s.astype(A.dtype, copy=False)) if driver in ("gelsd", "gelss") else empty
+    svals = Tensor._from_op(s.astype(rd, copy=False)) if driver in ("gelsd", "gelss") else empty
     return LstsqResult(X.squeeze(-1) if vector else X, residuals, rank_t, svals)
 
 
@@ -276,7 +292,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     """:func:`cholesky` with an int32 ``info`` ``(*)``: 0, or the order of the first leading minor that is
     not positive-definite (LAPACK's ``potrf``); there ``L`` is ``potrf``'s partial factor, as PyTorch's.
     ``check_errors=True`` raises LinAlgError instead."""
-    check_matrix("linalg.cholesky_ex", A)
+    check_matrix("linalg.cholesky_ex", A, complex_ok=True)
     factors, info = _lapack_info("potrf", A.array)
     if check_errors:
         _raise_info("linalg.cholesky_ex", info, "The factorization could not be completed because the input is "
@@ -285,14 +301,14 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     if not info.any():
         return CholeskyExResult(cholesky(A, upper=upper), Tensor._from_op(xp.asarray(info)))
     L = Tensor._from_op(xp.asarray(np.tril(factors)))
-    return CholeskyExResult(L.mT if upper else L, Tensor._from_op(xp.asarray(info)))
+    return CholeskyExResult(L.mH if upper else L, Tensor._from_op(xp.asarray(info)))
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
     """:func:`inv` with an int32 ``info`` ``(*)``: 0, or the 1-based index of the first zero pivot of LAPACK's
     ``getrf`` (a singular matrix); the inverse of a singular matrix is NaN (PyTorch: inf/NaN).
     ``check_errors=True`` raises LinAlgError instead."""
-    check_matrix("linalg.inv_ex", A)
+    check_matrix("linalg.inv_ex", A, complex_ok=True)
     _, info = _lapack_info("getrf", A.array)
     if check_errors:
         _raise_info("linalg.inv_ex", info, "The diagonal element {} is zero, the inversion could not be "
@@ -307,7 +323,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> SolveExResult:
     """:func:`solve` with an int32 ``info`` ``(*)`` of A's batch shape, as :func:`inv_ex`; the solution for a
     singular matrix is NaN (PyTorch: inf/NaN)."""
-    check_matrix("linalg.solve_ex", A)
+    check_matrix("linalg.solve_ex", A, complex_ok=True)
     _, info = _lapack_info("getrf", A.array)
     if check_errors:
         _raise_info("linalg.solve_ex", info, "The solver failed because the input matrix is singular "

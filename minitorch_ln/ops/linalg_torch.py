@@ -40,8 +40,8 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
 
 def _batch_pair(op: str, A: Tensor, B: Tensor):
     """``A`` ``(*, n, n)`` and ``B`` ``(*, n, k)`` broadcast over their batch dims."""
-    check_matrix(op, A, name="A")
-    check_matrix(op, B, square=False, name="B")
+    check_matrix(op, A, name="A", complex_ok=True)
+    check_matrix(op, B, square=False, name="B", complex_ok=True)
     if A.shape[-1] != B.shape[-2]:
         raise ShapeError(f"{op}(): incompatible shapes of A {tuple(A.shape)} and B {tuple(B.shape)}: A's size "
                          f"{A.shape[-1]} must equal B's rows {B.shape[-2]}")
@@ -57,7 +57,7 @@ def _factor_product(L: Tensor, upper: bool) -> Tensor:
     ``cholesky_solve_backward``), so the other triangle gets a gradient too, though its values are not read."""
     other = L.triu(1) if not upper else L.tril(-1)
     F = L - other.detach()  # the triangle's values; the identity's gradient on every entry  # (*, n, n)
-    return F.mT @ F if upper else F @ F.mT
+    return F.mH @ F if upper else F @ F.mH  # A = L Lᴴ for complex L
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
@@ -76,7 +76,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """``A⁻¹`` for ``A = L Lᵀ`` (``Uᵀ U`` when ``upper``) given its Cholesky factor ``(*, n, n)``; gradient as
     :func:`cholesky_solve`'s. Raises ShapeError for a non-square input."""
-    check_matrix("cholesky_inverse", L, name="input")
+    check_matrix("cholesky_inverse", L, name="input", complex_ok=True)
     if L.numel() == 0:
         return L * 0.0
     return linalg_ops.inv(_factor_product(L, upper))
@@ -89,10 +89,10 @@ def qr(input: Tensor, some: bool = True):
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> TorchSVDResult:
-    """``(U, S, V)`` with ``input = U diag(S) Vᵀ`` (``V``, not ``Vh``, as ``torch.svd``); ``some=True`` gives the
+    """``(U, S, V)`` with ``input = U diag(S) Vᴴ`` (``V``, not ``Vh``, as ``torch.svd``; ``Vᵀ`` for real input); ``some=True`` gives the
     reduced factors ``(*, m, k)``, ``(*, k)``, ``(*, n, k)``. With ``compute_uv=False``, ``U`` and ``V`` are
     zero-filled ``(*, m, m)`` and ``(*, n, n)`` and only ``S`` is computed (PyTorch's rule)."""
-    check_matrix("svd", input, square=False, name="input")
+    check_matrix("svd", input, square=False, name="input", complex_ok=True)
     if not compute_uv:
         xp = get_array_module(input.array)
         batch, (m, n) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
@@ -100,7 +100,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> TorchSVDRe
         V = Tensor._from_op(xp.zeros(batch + (n, n), dtype=input.dtype))  # (*, n, n)
         return TorchSVDResult(U, linalg_decomp.svdvals(input), V)
     U, S, Vh = linalg_decomp.svd(input, full_matrices=not some)
-    return TorchSVDResult(U, S, Vh.mT)
+    return TorchSVDResult(U, S, Vh.mH)  # V = Vhᴴ (Vhᵀ for real input)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -124,8 +124,11 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
 
 def logdet(input: Tensor) -> Tensor:
     """``log det(input)`` for square ``(*, n, n)`` → ``(*)``: NaN where the determinant is negative, -inf where it
-    is 0 (PyTorch's). The gradient is ``input⁻ᵀ`` (slogdet's). Raises ShapeError for a non-square input."""
+    is 0 (PyTorch's); complex input: the complex ``log det``. The gradient is ``input⁻ᴴ`` times that of
+    ``log det`` (slogdet's). Raises ShapeError for a non-square input."""
     sign, logabs = linalg_decomp.slogdet(input)
+    if sign.dtype.kind == "c":  # complex: log det = log|det| + i·arg(det), principal branch (as PyTorch)
+        return logabs + 1j * sign.angle()
     xp = get_array_module(sign.array)
     log_sign = xp.where(sign.array < 0, math.nan, 0.0).astype(logabs.dtype)  # log(+1) = 0, log(-1) = NaN
     return logabs + Tensor._from_op(log_sign)

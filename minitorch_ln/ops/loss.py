@@ -19,7 +19,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module
-from ..errors import ShapeError, warn_at_caller
+from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from .autocast_policies import autocast
 from .loss_targets import (
@@ -309,11 +309,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     (the true value does not fit either) without NumPy's warnings.
 
     Raises ShapeError (a RuntimeError and a ValueError) for shapes that do not broadcast (naming
-    both), ValueError for a bad ``reduction``.
+    both), ValueError for a bad ``reduction``, DtypeError for complex tensors (as PyTorch).
     """
     if size_average is not None or reduce is not None:
         raise ValueError("mse_loss: size_average and reduce are deprecated; use reduction=")
     _check_reduction(reduction, "mse_loss")
+    if any(isinstance(t, Tensor) and t.dtype.kind == "c" for t in (input, target)):  # (x - t)² would be complex
+        raise DtypeError(f"mse_loss: not implemented for complex tensors (got {input.dtype}; PyTorch's refuses too)")
     if isinstance(input, Tensor) and isinstance(target, Tensor) and input.shape != target.shape:
         warn_at_caller(
             f"mse_loss: target shape {tuple(target.shape)} differs from input shape {tuple(input.shape)}; "

@@ -82,12 +82,14 @@ def warn_size(input: Tensor, target: Tensor, op: str) -> None:  # noqa: A002
             "Please ensure they have the same size.")
 
 
-def _pair(input, target, op):  # noqa: A002
-    """Validated, promoted ``(input, target)`` of an elementwise regression loss (broadcast shapes checked)."""
+def _pair(input, target, op, complex_ok=False):  # noqa: A002
+    """Validated, promoted ``(input, target)`` of an elementwise regression loss (broadcast shapes checked);
+    complex ones where ``complex_ok`` (``l1_loss``: ``|input - target|`` is real, as PyTorch's)."""
     check_tensors(op, input=input, target=target)
     warn_size(input, target, op)
     x, t = promote(input, target, op)
-    require_float(x, op)
+    if not (complex_ok and x.dtype.kind == "c"):
+        require_float(x, op)
     broadcast_shape(x.shape, t.shape, op)
     return x, t
 
@@ -121,7 +123,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
         RuntimeError (ShapeError): shapes that do not broadcast.
     """
     reduction = resolve_reduction(size_average, reduce, reduction, "l1_loss")
-    x, t = _pair(input, target, "l1_loss")
+    x, t = _pair(input, target, "l1_loss", complex_ok=True)
     loss = (x - t).abs()
     if weight is not None:
         return _weighted(loss, weight, input, reduction, "l1_loss", mean_by_weight=True)

@@ -165,9 +165,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input of shape {tuple(input.shape)} has {input.shape[-1] if input.ndim else 0} features, "
             f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[-1]}"
         )
-    if (weight.ndim != 2 or input.ndim == 0 or input.dtype != weight.dtype
+    if (weight.ndim != 2 or input.ndim == 0 or input.dtype != weight.dtype or input.dtype.kind == "c"
             or (bias is not None and (bias.dtype != weight.dtype or bias.shape != weight.shape[:1]))):
-        # the general case (1-D weight, mixed dtypes, a bias that broadcasts): composed, with promotion
+        # the general case (1-D weight, mixed dtypes, a bias that broadcasts, complex: matmul's backward
+        # conjugates, the fused LinearBackward does not): composed, with promotion
         out = matmul(input, transpose(weight, 0, -1))
         return out + bias if bias is not None else out
     x2 = input if input.ndim == 2 else reshape(input, -1, input.shape[-1])  # (N, in)

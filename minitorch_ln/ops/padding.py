@@ -24,7 +24,12 @@ __all__ = ["pad"]
 
 
 class PadConstant(Function):
-    """``y = x`` surrounded by ``value``; ``pads`` ``((lo, hi), ...)`` per axis, all ``≥ 0``."""
+    """``y = x`` surrounded by ``value``; ``pads`` ``((lo, hi), ...)`` per axis, all ``≥ 0``.
+
+    Linear in ``x`` with real (0/1) coefficients, so the same slice is the backward for complex ``x``
+    (docs/complex.md)."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, pads, value):
@@ -64,11 +69,18 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     ``'circular'`` (pad ≤ size) take the 2-D/3D, 3-D/4-D or 4-D/5-D inputs PyTorch takes.
 
     Raises:
-        TypeError: input not a Tensor, pad not a sequence of ints.
+        TypeError: input not a Tensor, pad not a sequence of ints, a complex ``value`` (as PyTorch).
         RuntimeError: odd pad length, more pads than dims, a pad too large for its dimension, a
             negative output size, a ``value`` with a non-constant mode.
         NotImplementedError: an unknown mode, or an input/pad-length combination PyTorch does not support.
     """
+    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
+        raise TypeError(f"pad(): argument 'value' must be float, not {type(value).__name__}")
+    return padded(input, pad, mode, value)
+
+
+def padded(input, pad, mode: str, value) -> Tensor:  # noqa: A002
+    """:func:`pad` without its check that ``value`` is real: ``constant_pad_nd`` takes any number, as PyTorch's."""
     if not isinstance(input, Tensor):
         raise TypeError(f"pad: input must be a Tensor, got {type(input).__name__}")
     if not isinstance(pad, (tuple, list)) or not all(isinstance(p, numbers.Integral) and not isinstance(p, bool)

@@ -44,6 +44,8 @@ def _unshuffle(x, r):
 class PixelShuffleFn(Function):
     """``(*, C·r², H, W)`` → ``(*, C, H·r, W·r)``; backward: :class:`PixelUnshuffleFn`."""
 
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
+
     @staticmethod
     def forward(ctx, x, r):
         ctx.r = r
@@ -56,6 +58,8 @@ class PixelShuffleFn(Function):
 
 class PixelUnshuffleFn(Function):
     """``(*, C, H·r, W·r)`` → ``(*, C·r², H, W)``; backward: :class:`PixelShuffleFn`."""
+
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
 
     @staticmethod
     def forward(ctx, x, r):

@@ -17,7 +17,7 @@ from ..errors import DtypeError, ShapeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import broadcast_shape, normalize_dim
 from .autocast_policies import autocast
-from .complex_parts import conj
+from .complex_parts import cj, conj
 from .einsum import _LETTERS, einsum
 from .selection import where
 from .shape import reshape
@@ -214,7 +214,12 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 class Cross(Function):
-    """``a × b`` along ``dim`` for operands of one (broadcast) shape."""
+    """``a × b`` along ``dim`` for operands of one (broadcast) shape.
+
+    Bilinear and holomorphic in each operand, so for complex operands the backward is the real one with
+    the saved operand conjugated (docs/complex.md): ``da = conj(b) × dc``, ``db = dc × conj(a)``."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, dim):
@@ -225,8 +230,8 @@ class Cross(Function):
     @staticmethod
     def backward(ctx, dc):
         a, b = ctx.saved_tensors
-        da = Cross.apply(b, dc, ctx.dim) if ctx.needs_input_grad[0] else None  # b × dc
-        db = Cross.apply(dc, a, ctx.dim) if ctx.needs_input_grad[1] else None  # dc × a
+        da = Cross.apply(cj(b), dc, ctx.dim) if ctx.needs_input_grad[0] else None  # conj(b) × dc
+        db = Cross.apply(dc, cj(a), ctx.dim) if ctx.needs_input_grad[1] else None  # dc × conj(a)
         return da, db, None
 
 

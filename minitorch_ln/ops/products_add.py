@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numbers
 
+from .. import backend
 from ..errors import DtypeError, ShapeError
 from ..tensor import Tensor
-from ._util import promote, refuse_complex_input
+from ._util import promote
 from .conversion import cast
 from .linalg_norms import linalg_vector_norm
 from .products import (
@@ -133,16 +134,16 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 
 def trace(input: Tensor) -> Tensor:
-    """Sum of the main diagonal of a 2-D ``(n, m)`` tensor → 0-d; integer and bool inputs give int64 (PyTorch's).
+    """Sum of the main diagonal of a 2-D ``(n, m)`` tensor → 0-d; integer and bool inputs give int64 (PyTorch's),
+    floating and complex ones their own dtype.
 
     Raises ShapeError (a RuntimeError) unless ``input`` is 2-D.
     """
     _need_tensors("trace", input=input)
-    refuse_complex_input("trace", input)
     if input.ndim != 2:
         raise ShapeError(f"trace(): expected a matrix (2-D), but got a tensor with shape {tuple(input.shape)}")
     d = diagonal(input)  # (min(n, m),)
-    return d.sum() if input.dtype.kind == "f" else cast(d, "int64").sum()
+    return d.sum() if backend.is_floating(input.dtype) or input.dtype.kind == "c" else cast(d, "int64").sum()
 
 
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
@@ -153,8 +154,8 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     """
     _need_tensors("dist", input=input, other=other)
     for t in (input, other):
-        if t.dtype.kind != "f":
-            raise DtypeError(f"dist(): expected floating point tensors, got {t.dtype}")
+        if not (backend.is_floating(t.dtype) or t.dtype.kind == "c"):  # complex: the norm of |a - b|, real
+            raise DtypeError(f"dist(): expected floating point or complex tensors, got {t.dtype}")
     if not isinstance(p, numbers.Real):
         raise TypeError(f"dist(): p must be a real number, got {type(p).__name__}")
     return linalg_vector_norm(input - other, ord=p)

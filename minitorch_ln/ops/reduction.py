@@ -26,6 +26,7 @@ from ._util import (
     refuse_complex,
     require_float,
 )
+from . import complex_composed as C
 from .autocast_policies import autocast
 from .comparison import all, any  # noqa: A004, F401 - the logical reductions, re-exported here
 from .conversion import cast
@@ -312,14 +313,15 @@ class LogSumExp(Function):
 @autocast("logsumexp")
 def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """``log Σ exp(x)`` over ``dim``, stable for huge values (``torch.logsumexp``); float16 in
-    float32; ``-inf`` over an empty dim (as PyTorch).
+    float32; ``-inf`` over an empty dim (as PyTorch); complex input composed (ops/complex_composed.py).
 
     Raises TypeError for integer input and IndexError for ``dim`` out of range.
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "logsumexp")
-    require_float(x, "logsumexp")
+    if not C.is_complex(x):
+        require_float(x, "logsumexp")
     axes = normalize_dims(dim, x.ndim, "logsumexp")
-    return LogSumExp.apply(x, axes, keepdim)
+    return C.logsumexp(x, axes, keepdim) if C.is_complex(x) else LogSumExp.apply(x, axes, keepdim)
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, axis=None):  # noqa: A002

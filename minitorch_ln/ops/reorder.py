@@ -171,6 +171,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 class Rot90(Function):
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
+
     @staticmethod
     def forward(ctx, x, k, dims):
         ctx.k, ctx.dims = k, dims

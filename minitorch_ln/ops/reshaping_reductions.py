@@ -17,12 +17,13 @@ import numbers
 
 import numpy as np
 
+from .. import backend
 from ..backend import get_array_module
 from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .linalg_norms import linalg_vector_norm
-from .padding import pad as _pad
+from .padding import padded as _pad
 from .selection import where
 from .shape import permute, reshape, unsqueeze
 from .sorting import _INTERPOLATIONS, read_ranks, sort
@@ -90,8 +91,8 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     or ``maxnorm < 0`` (PyTorch's), DtypeError for non-float input, IndexError for a bad ``dim``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"renorm(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    if input.dtype.kind != "f":
-        raise DtypeError(f"renorm(): expected a floating point tensor, got {input.dtype}")
+    if not (backend.is_floating(input.dtype) or input.dtype.kind == "c"):  # complex: norms of |z|, a real factor
+        raise DtypeError(f"renorm(): expected a floating point or complex tensor, got {input.dtype}")
     if not isinstance(p, numbers.Real) or p <= 0:
         raise RuntimeError(f"renorm(): non-positive-norm not supported, got p={p!r}")
     if not isinstance(maxnorm, numbers.Real) or maxnorm < 0:
@@ -101,7 +102,7 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     d = normalize_dim(dim, input.ndim, "renorm")
     others = tuple(i for i in range(input.ndim) if i != d)
     norm = linalg_vector_norm(input, p, others, keepdim=True)  # (1, .., size of dim, .., 1)
-    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), Tensor._from_op(np.asarray(1.0, dtype=input.dtype)))
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), Tensor._from_op(np.asarray(1.0, dtype=norm.dtype)))
     return input * factor
 
 

@@ -18,6 +18,7 @@ from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis_alias re-exported
+from . import complex_composed as C
 from .autocast_policies import autocast
 from .complex_parts import cj
 from .conversion import cast
@@ -267,11 +268,12 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     Stable for huge values and ``-inf`` (a running ``logaddexp``). Raises TypeError for integer
     input (PyTorch: NotImplementedError) and IndexError for ``dim`` out of range.
     """
-    require_float(input, "logcumsumexp")
+    if input.dtype.kind != "c":  # complex: composed (ops/complex_composed.py); refuses a range that underflows
+        require_float(input, "logcumsumexp")
     axis = normalize_dim(dim, input.ndim, "logcumsumexp")
     if input.ndim == 0:
         return input * 1
-    return LogCumSumExp.apply(input, axis, False)
+    return C.logcumsumexp(input, axis) if input.dtype.kind == "c" else LogCumSumExp.apply(input, axis, False)
 
 
 # ==================================================================================================

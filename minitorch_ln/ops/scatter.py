@@ -17,10 +17,12 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import DtypeError
 from ..kernels.scatter import along_dim_index, scatter_reduce_at
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .autocast_policies import autocast
+from .complex_parts import cj
 from .index_checks import IndexDtypeError, check_bounds, index_array
 from .selection import where
 from .shape import broadcast_to, reshape
@@ -109,6 +111,8 @@ class ScatterAdd(Function):
 
 class Scatter(Function):
     """``y = x`` with ``y[.., index[..], ..] = src[..]``; ``src`` is an array of index's shape or a number."""
+
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
 
     @staticmethod
     def forward(ctx, x, src, index, dim):
@@ -214,6 +218,10 @@ def _identity(reduce, dtype):
 
 
 class ScatterReduce(Function):
+    # complex: sum and mean are linear with real coefficients; prod's coefficients (products of the
+    # others) are conjugated in backward (docs/complex.md); amax/amin refuse complex in scatter_reduce
+    supports_complex = True
+
     @staticmethod
     def forward(ctx, x, src, index, dim, reduce, include_self):
         xp = get_array_module(x)
@@ -256,13 +264,14 @@ class ScatterReduce(Function):
         elif reduce == "prod":
             # d/dx = prod of the others = result / x; a zero x is masked to 1 and the product redone
             masked_x = x.masked_fill(x == 0, 1)
-            dx = dy * ScatterReduce.apply(masked_x, src, index, dim, reduce, include_self) / masked_x
+            dx = dy * cj(ScatterReduce.apply(masked_x, src, index, dim, reduce, include_self) / masked_x)
             src_zero = src.array == 0  # (*index.shape)
             zeros_here = count(src_zero)[place]  # (*index.shape) zeros of src at the same place
             single = Tensor._from_op(src_zero & (zeros_here == 1))
             result = ScatterReduce.apply(x, src, index, dim, reduce, include_self)
             without = ScatterReduce.apply(x, src.masked_fill(single, 1), index, dim, reduce, include_self)
-            dsrc = where(single, gather_(dy * without), gather_(dy * result) / src.masked_fill(Tensor._from_op(src_zero), 1))
+            dsrc = where(single, gather_(dy * cj(without)),
+                         gather_(dy * cj(result)) / cj(src.masked_fill(Tensor._from_op(src_zero), 1)))
             if bool((zeros_here > 1).any()):
                 dsrc = DelayedError.apply(dsrc, "scatter_reduce(): double backward is not supported for src when more "
                                                 "than one zero of src is scattered to the same place (as in PyTorch)")
@@ -315,6 +324,9 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise ValueError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', 'amax', 'amin', got {reduce!r}")
     _need_tensor("scatter_reduce", src, "src")
+    if reduce in ("amax", "amin") and isinstance(input, Tensor) and input.dtype.kind == "c":
+        raise DtypeError(f"scatter_reduce(): reduce={reduce!r} is not supported for complex tensors (got "
+                         f"{input.dtype}): complex numbers have no order")
     dim, idx, src = _prepare("scatter_reduce", input, dim, index, src)
     out = ScatterReduce.apply(_as_1d(input), src, idx, dim, reduce, bool(include_self))
     return reshape(out, ()) if input.ndim == 0 else out

@@ -239,6 +239,8 @@ def logit(input: Tensor, eps=None) -> Tensor:  # noqa: A002
 
 
 class Sinc(_OfInput):
+    supports_complex = True  # analytic with real Taylor coefficients (docs/complex.md)
+
     @staticmethod
     def fn(x):
         xp = get_array_module(x)
@@ -253,8 +255,9 @@ class Sinc(_OfInput):
 
 def sinc(input: Tensor) -> Tensor:  # noqa: A002
     """``sin(πx)/(πx)``, 1 at 0 (the normalized sinc); ints give float32. Gradient
-    ``(πx·cos(πx) - sin(πx))/(πx²)``, 0 at 0."""
-    return Sinc.apply(_float_operand(input, "sinc"))
+    ``(πx·cos(πx) - sin(πx))/(πx²)``, 0 at 0. Complex input: the same analytic formulas (real Taylor
+    coefficients, so the backward's ``conj(z)`` gives ``conj(f'(z))``, docs/complex.md)."""
+    return Sinc.apply(_float_operand(input, "sinc", complex_ok=True))
 
 
 class Entr(_OfInput):

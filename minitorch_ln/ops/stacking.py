@@ -160,6 +160,8 @@ def column_stack(tensors) -> Tensor:
 
 
 class BlockDiag(Function):
+    supports_complex = True  # moves or copies elements only: the same backward for complex (docs/complex.md)
+
     @staticmethod
     def forward(ctx, *blocks):
         xp = get_array_module(*blocks)

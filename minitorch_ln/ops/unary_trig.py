@@ -94,7 +94,8 @@ class Acos(_OfInput):
 
 class Atan(_OfInput):
     fn = _ufunc("arctan")
-    grad = staticmethod(lambda x, dy: dy / _Hypot1.apply(x) / _Hypot1.apply(x))  # 1/(1 + x²), no overflow
+    # 1/(1 + x²): as hypot(x, 1)² for real x (no overflow); complex: 1 + z² itself (hypot is |.|)
+    grad = staticmethod(lambda x, dy: dy / (1.0 + x * x) if x.dtype.kind == "c" else dy / _Hypot1.apply(x) / _Hypot1.apply(x))
 
 
 class Sinh(_OfInput):
@@ -109,7 +110,7 @@ class Cosh(_OfInput):
 
 class Asinh(_OfInput):
     fn = _ufunc("arcsinh")
-    grad = staticmethod(lambda x, dy: dy / _Hypot1.apply(x))  # 1/√(x² + 1)
+    grad = staticmethod(lambda x, dy: dy / ((x * x + 1.0).sqrt() if x.dtype.kind == "c" else _Hypot1.apply(x)))  # 1/√(x² + 1)
 
 
 class Acosh(_OfInput):
@@ -142,7 +143,7 @@ def acos(input: Tensor) -> Tensor:  # noqa: A002
 
 def atan(input: Tensor) -> Tensor:  # noqa: A002
     """``arctan x``; ints give float32. ``dx = dy / (1 + x²)``, as ``dy / hypot(x, 1)²`` (no overflow)."""
-    return Atan.apply(_float_operand(input, "atan"))
+    return Atan.apply(_float_operand(input, "atan", complex_ok=True))
 
 
 @autocast("sinh")
@@ -159,7 +160,7 @@ def cosh(input: Tensor) -> Tensor:  # noqa: A002
 
 def asinh(input: Tensor) -> Tensor:  # noqa: A002
     """``arsinh x``; ints give float32. ``dx = dy / hypot(x, 1)`` (finite for x = 1e20 in float32)."""
-    return Asinh.apply(_float_operand(input, "asinh"))
+    return Asinh.apply(_float_operand(input, "asinh", complex_ok=True))
 
 
 def acosh(input: Tensor) -> Tensor:  # noqa: A002
@@ -200,5 +201,5 @@ def erfinv(input: Tensor) -> Tensor:  # noqa: A002
 
 # Complex inputs: each of these is analytic with real Taylor coefficients, so _OfInput's backward passes
 # conj(z) to the derivative and gets dy·conj(f'(z)) (docs/complex.md); the others refuse complex by name.
-for _op in (Tan, Sinh, Cosh, Asin, Acos, Acosh, Atanh, Log2, Log10, Log1p, Exp2, Expm1, Reciprocal, Square):
+for _op in (Tan, Sinh, Cosh, Asin, Acos, Asinh, Atan, Acosh, Atanh, Log2, Log10, Log1p, Exp2, Expm1, Reciprocal, Square):
     _op.supports_complex = True
