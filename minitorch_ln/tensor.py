@@ -16,7 +16,7 @@ import numpy as np
 
 from . import backend
 from .autograd import function as _function_module
-from .autograd import saved as _saved_module
+from .autograd import engine as _engine, saved as _saved_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
 from .errors import OptionError
@@ -244,9 +244,7 @@ class Tensor(TensorProtocols):
     # ---------------------------------------------------------------- autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is the upstream grad)."""
-        from .autograd.engine import backward  # noqa: PLC0415
-
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+        _engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward.

@@ -427,12 +427,15 @@ def unfreeze_torch_backend_flags() -> None:
     torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
 
 
-def main() -> None:
+def main(names=()) -> None:
+    """Walk every OpInfo, or only those whose name or key (``name.variant``) is in ``names``."""
     totals = collections.Counter()
     provided = 0
     per_ns = collections.defaultdict(lambda: [0, 0])
     db = op_database()
     for op in db:
+        if names and op.name not in names and op_key(op) not in names:
+            continue
         ns = op.name.rpartition(".")[0] or "torch"
         per_ns[ns][1] += 1
         res = walk_op(op)
@@ -446,6 +449,11 @@ def main() -> None:
         if bad:
             first = next(iter(bad.items()))
             print(f"{op_key(op):40s} {dict(outcomes)}  e.g. {first[0]}: {first[1][0]}: {first[1][1]}")
+            if names:  # a chosen op: every sample that does not agree, with its reason
+                for (dtype_name, i), (outcome, why) in bad.items():
+                    print(f"    {dtype_name}[{i}] {outcome}: {why}")
+        elif names:
+            print(f"{op_key(op):40s} {dict(outcomes)}")
     print()
     print(f"OpInfos provided: {provided} of {len(db)}")
     for ns, (have, total) in sorted(per_ns.items()):
@@ -455,4 +463,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(tuple(__import__("sys").argv[1:]))

@@ -11,21 +11,25 @@
    was asked about.
 4. Unless ``retain_graph``, a node frees its saved tensors once it has run.
 
-Python's cyclic garbage collector is paused for the pass (:func:`_collector_paused`).
+Python's cyclic garbage collector is paused for the pass (:func:`run_backward`: the pass makes a few
+short-lived objects per node while the whole graph is alive, and a full collection then walks every
+object of the process; a chain of 40,000 small ops spent more time in it than in the pass).
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 
 from .. import backend
 from ..errors import ShapeError
+from . import autocast_state as _autocast_state
 from . import function as _function
 from .anomaly import check_gradients
-from .autocast_state import autocast_excluded
 from .function import AccumulateGrad, _anomaly, _edge
-from .grad_mode import set_grad_enabled, is_grad_enabled
+from .grad_mode import _state as _grad_state
+
+_BF16 = backend.BFLOAT16
+_RAW_SUM = True  # the array sum of gradients without create_graph (tests switch it off to compare)
 
 
 def _as_grad_tensor(g, like_meta):
@@ -74,29 +78,21 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=None
     there are returned in a list (for ``autograd.grad``) and no leaf's ``.grad`` is touched.
     Autocast does not act during the pass: backward ops run in the dtypes of their forward ops.
     """
-    with autocast_excluded(), _collector_paused():
-        return _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture)
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Pause Python's cyclic garbage collector while the pass runs, and restore it after.
-
-    The pass makes a few short-lived objects per node (gradients, their slots) while the whole graph
-    is alive, so the collector's automatic runs start during it, and a full run walks every object
-    of the process: in a chain of 40,000 small ops one full run took about 100 ms, more than the
-    pass itself. The pass makes no reference cycles of its own (arrays and tensors are freed by
-    reference counting as before); a cycle made by a hook is collected at the next run after the
-    pass. Left as it is when the collector is already disabled.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+    # ``autocast_excluded()`` and a pause of the cyclic garbage collector, inlined (a backward of a few
+    # 0-d ops, as in micrograd-style loops, is short enough for two context managers' cost to show).
+    # The pass makes no reference cycles of its own; a cycle made by a hook is collected at the next
+    # run after the pass. The collector is left as it is when it is already disabled.
+    excluded = _autocast_state._state
+    excluded.excluded += 1
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
     try:
-        yield
+        return _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture)
     finally:
-        gc.enable()
+        if paused:
+            gc.enable()
+        excluded.excluded -= 1
 
 
 def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
@@ -124,8 +120,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
     ready = [n for n in roots if deps.get(n, 0) == 0]
     captured = None if capture is None else [None] * (max(capture.values()) + 1 if capture else 0)
 
-    prev_mode = is_grad_enabled()
-    set_grad_enabled(create_graph)
+    grad_state = _grad_state
+    prev_mode = grad_state.enabled
+    grad_state.enabled = bool(create_graph)
+    anomaly = _anomaly
+    raw_sum = _RAW_SUM and not create_graph  # gradients reaching one tensor twice: summed as arrays (below)
     try:
         while ready:
             node = ready.pop()
@@ -146,7 +145,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                     if pos is not None:
                         captured[pos] = g
 
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if capture is None and grads[0] is not None:
                     _accumulate(node.leaf, grads[0], create_graph, shared)
                     if node.leaf._post_accumulate_hooks:  # Tensor.register_post_accumulate_grad_hook
@@ -165,20 +164,23 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
             else:
                 if missing:
                     grads = [g if g is not None else _zeros(m) for g, m in zip(grads, node.outputs_meta)]
-                results = node.apply_backward(tuple(grads))
+                results = node.fn.backward(node, *grads)  # Node.apply_backward, inlined
+                if type(results) is not tuple:
+                    results = (results,)
                 if len(results) != n_inputs:
                     raise RuntimeError(
                         f"{node.name()} returned {len(results)} gradient(s) but its function has "
                         f"{n_inputs} input(s): backward must return one per input (None for "
                         "non-differentiable ones)"
                     )
-                if _anomaly["enabled"]:
+                if anomaly["enabled"]:
                     check_gradients(node, results)
             # a backward may return a saved tensor as a gradient (read before freeing); constants
             # still unwrapped (Node._saved) were not read, so none of them can be returned
             saved = node._saved_entries
-            if not retain_graph:
-                node.free()
+            if not retain_graph:  # Node.free, inlined
+                node._saved_entries = node._saved_constants = None
+                node._freed = True
 
             for i in range(n_inputs):
                 child = edges[2 * i]
@@ -187,7 +189,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                 idx = edges[2 * i + 1]
                 g = results[i]
                 if g is not None:
-                    if not isinstance(g, Tensor):
+                    if type(g) is not Tensor and not isinstance(g, Tensor):
                         g = _as_grad_tensor(g, None)
                     shape, dtype, _ = child.outputs_meta[idx]
                     data = g.array
@@ -198,21 +200,30 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                         )
                     if data.dtype != dtype:
                         g = g.to(dtype)
-                    if saved and isinstance(child, AccumulateGrad) and any(
-                            t is not None and t.array is g.array for t, _ in saved):
-                        shared.add(id(g.array))  # a saved tensor's array, handed back as a leaf's gradient
+                        data = g.array
+                    if saved and type(child) is AccumulateGrad:
+                        for t, _ in saved:
+                            if t is not None and t.array is data:
+                                shared.add(id(data))  # a saved tensor's array, handed back as a leaf's gradient
+                                break
                     slot = pending.get(child)
                     if slot is None:
                         slot = pending[child] = [None] * len(child.outputs_meta)
                         slot[idx] = g
+                    elif slot[idx] is None:
+                        slot[idx] = g
+                    elif raw_sum and dtype is not _BF16 and _function._tracer is None:
+                        # nothing records (no create_graph): the sum Add.apply would make, without it;
+                        # same shape and dtype (both checked above), so the same array
+                        slot[idx] = Tensor._from_op(slot[idx].array + data)
                     else:
-                        slot[idx] = g if slot[idx] is None else slot[idx] + g
+                        slot[idx] = slot[idx] + g
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
                     ready.append(child)
     finally:
-        set_grad_enabled(prev_mode)
+        grad_state.enabled = prev_mode
     return captured
 
 
@@ -278,8 +289,10 @@ def _make_grads(outputs, grad_outputs):
             if out.dtype.kind == "c":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs, but the output "
                                    f"has dtype {out.dtype}: reduce it to a real loss first (for example .abs())")
-            xp = backend.get_array_module(out.array)
-            g = Tensor._from_op(xp.ones(out.shape, dtype=out.dtype), requires_grad=False)
+            arr = out.array
+            ones = backend.get_array_module(arr).empty(arr.shape, dtype=arr.dtype)  # np.ones, without its Python layer
+            ones.fill(1)
+            g = Tensor._from_op(ones, requires_grad=False)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradient must be a Tensor, got {type(g).__name__}")

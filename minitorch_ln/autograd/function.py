@@ -38,9 +38,9 @@ import numpy as np
 
 from .. import backend
 from . import bfloat16 as _bf16
-from .output_meta import _device, _refuse_complex, _single_output_meta
+from .output_meta import _CPU_META, _device, _refuse_complex, _single_output_meta
 from .grad_mode import _state as _grad_state
-from .saved import only_constants, rebuild_output, resolve_saved
+from .saved import only_constants, rebuild_output, resolve_all
 
 _BF16 = backend.BFLOAT16
 
@@ -274,10 +274,12 @@ class Function:
                     _sync_view(a)
                 d = a.array
                 raw.append(d)
-                if d.dtype is _BF16:
-                    has_bf16 = True
-                elif d.dtype.kind == "c" and not cls.supports_complex:
-                    _refuse_complex(cls, d.dtype)
+                dt = d.dtype
+                if dt.kind in "cV":  # complex, or bfloat16 (kind "V"): one test for the common dtypes
+                    if dt is _BF16:
+                        has_bf16 = True
+                    elif dt.kind == "c" and not cls.supports_complex:
+                        _refuse_complex(cls, dt)
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
                 if a._requires_grad:
@@ -334,7 +336,12 @@ class Function:
             for a, need in zip(args, needs):
                 if need:
                     fn = a._grad_fn
-                    edges += (fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0)
+                    if fn is not None:
+                        edges += (fn, a._output_nr)
+                    else:  # a leaf: its live AccumulateGrad (Tensor._get_accumulator, the lookup inlined)
+                        ref = a._accumulator_ref
+                        acc = ref() if ref is not None else None
+                        edges += (acc if acc is not None else a._get_accumulator(), 0)
                 else:
                     edges += _NO_EDGE
             ctx._edges = tuple(edges)
@@ -344,7 +351,8 @@ class Function:
                     r._grad_fn = ctx
                     r._output_nr = i
             else:
-                ctx.outputs_meta = _single_output_meta(out)
+                meta = _CPU_META.get((out.shape, out.dtype)) if type(out) is np.ndarray else None
+                ctx.outputs_meta = meta if meta is not None else _single_output_meta(out)
                 results[0]._grad_fn = ctx  # _output_nr stays the class default, 0
             if _anomaly["enabled"]:
                 _anomaly["record"](ctx, args, results)
@@ -354,7 +362,7 @@ class Function:
                 if only_constants(to_save, args, raw):
                     ctx._saved_constants = to_save  # wrapped when read (Node._saved)
                 else:
-                    ctx._saved = [resolve_saved(item, args, raw, results) for item in to_save]
+                    ctx._saved = resolve_all(to_save, args, raw, results)
             ctx._to_save = None
         if _tracer is not None:
             _tracer(cls, ctx, args, kwargs, results if multiple else results[0])

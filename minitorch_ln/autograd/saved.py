@@ -28,6 +28,23 @@ def only_constants(items, args, raw) -> bool:
     return True
 
 
+def resolve_all(to_save, args, raw, results):
+    """``[resolve_saved(item, ...) for item in to_save]`` with its commonest answers inline: None, and the
+    array of an input Tensor (saved as that Tensor at its version, as ``resolve_saved`` does)."""
+    saved = []
+    for item in to_save:
+        if item is None:
+            saved.append((None, 0))
+            continue
+        for a, r in zip(args, raw):
+            if r is item and isinstance(a, Tensor):
+                saved.append((a, a._version[0]))
+                break
+        else:
+            saved.append(resolve_saved(item, args, raw, results))
+    return saved
+
+
 def resolve_saved(item, args, raw, results):
     """Map a saved array to the input/output Tensor that holds it (keeping its history).
 

@@ -113,7 +113,8 @@ def layer_norm_fwd(x, weight, bias, eps: float):
     stat = stat_dtype(x.dtype)
     if N == 0 or D == 0:
         mean = xp.zeros((N, 1), dtype=stat)  # (N, 1)
-        rstd = xp.full((N, 1), 1.0 / np.sqrt(eps), dtype=stat)  # (N, 1): var = 0
+        with np.errstate(divide="ignore", invalid="ignore"):  # any eps: inf for 0, NaN below
+            rstd = xp.full((N, 1), 1.0 / np.sqrt(np.float64(eps)), dtype=stat)  # (N, 1): var = 0
         return xp.empty((N, D), dtype=x.dtype), mean, rstd
     cfg = row_config(D, x.dtype, FWD_ELEMENTS, _max_vec(x, weight, bias))
     if cfg is None:

@@ -28,6 +28,8 @@ Kernel interface (every implementation: this file, ``cpu_group_norm.py``, ``cuda
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import get_array_module
 from .layer_norm import dx_from_dxhat, row_stats, stat_dtype, xhat_from_stats
 
@@ -51,7 +53,9 @@ def group_norm_fwd(x, weight, bias, num_groups, eps):
     sdt = stat_dtype(x.dtype)
     if x.size == 0:  # no values: nothing to normalize (a group of none has var = 0, as LayerNorm's CUDA kernel)
         xp = get_array_module(x)
-        return xp.empty_like(x), xp.zeros((N, G), sdt), xp.full((N, G), 1.0 / eps ** 0.5, sdt)
+        with np.errstate(divide="ignore", invalid="ignore"):  # any eps: inf for 0, NaN below (a float, not complex)
+            rstd = 1.0 / np.sqrt(np.float64(eps))
+        return xp.empty_like(x), xp.zeros((N, G), sdt), xp.full((N, G), rstd, sdt)
     xc, mean, _, rstd = row_stats(_group_rows(x, G), eps, sdt)   # (N·G, C/G·L), (N·G, 1), _, (N·G, 1)
     xc *= rstd                                                   # (N·G, C/G·L)  xhat
     y = xc.reshape(N, C, L)                                      # (N, C, L)     xhat, per channel

@@ -89,6 +89,17 @@ def _channel_view(p: Tensor, x: Tensor) -> Tensor:
     return p.reshape((1, -1) + (1,) * (x.ndim - 2))
 
 
+def _empty_batch(input: Tensor, weight, bias) -> Tensor:
+    """PyTorch's output for an input with no elements: a copy, times ``weight[0]`` plus ``bias[0]`` where given
+    (so the parameters stay in the graph with zero gradients, as PyTorch's)."""
+    out = input * 1
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -107,11 +118,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         training: use batch statistics (and update the running ones).
         momentum: the weight of the new batch in the running averages (``None`` is not accepted
             here; the module handles the cumulative average).
-        eps: > 0, finite.
+        eps: > 0 in training, >= 0 otherwise (PyTorch's rule; NaN and inf give NaN and ``bias``).
     Returns:
-        ``(N, C, ...)``, ``input``'s dtype.
+        ``(N, C, ...)``, ``input``'s dtype; an empty 1-d input gives an empty output, as PyTorch.
     Raises:
-        ValueError: fewer than 2 dims, a parameter not of shape ``(C,)``, eps ≤ 0, one value per
+        ValueError: fewer than 2 dims (unless empty), a parameter not of shape ``(C,)``, eps ≤ 0 in training
+            or < 0 in evaluation (PyTorch's messages), one value per
             channel in training ("Expected more than 1 value per channel when training"), or only
             one of ``running_mean``/``running_var`` given.
         RuntimeError: ``training=False`` without both running statistics (as PyTorch).
@@ -120,9 +132,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     op = "batch_norm"
     check_input(input, op)
+    eps = check_eps(eps, op, positive=False)
+    # PyTorch's F.batch_norm: eps > 0 in training, >= 0 otherwise (NaN passes its comparisons, as here)
+    if training and eps <= 0.0:
+        raise ValueError(f"{op}: eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"{op}: eps must be non-negative, but got {eps}")
+    if input.ndim == 1 and input.numel() == 0:  # PyTorch: an empty 1-d input (no channel dim) gives an empty output
+        return _empty_batch(input, weight, bias)
     if input.ndim < 2:
         raise ValueError(f"{op}: expected an input of shape (N, C) or (N, C, L), got shape {tuple(input.shape)}")
-    eps = check_eps(eps, op)
     if momentum is None or isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
         raise TypeError(f"{op}(): argument 'momentum' must be float, not {type(momentum).__name__} (a module's "
                         "momentum=None, the cumulative average, is handled by nn.BatchNorm*)")
@@ -150,7 +169,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         check_param(p, name, (C,), input, op)
     use_batch_stats = training
     if input.numel() == 0:  # an empty batch: an empty output, as PyTorch (nothing to average)
-        return input * 1
+        return _empty_batch(input, weight, bias)
     if not use_batch_stats:
         scale = (stat_cast(running_var) + eps).rsqrt()                             # (C,)
         y = (stat_cast(input) - _channel_view(running_mean, input)) * _channel_view(scale, input)

@@ -19,13 +19,14 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
+from ._fperr import Quiet
 from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote
 from ._util import refuse_bool_sub
 from .autocast_policies import autocast
 from .complex_math import Sgn
 from .complex_parts import cj
 from .conversion import cast
-from .fused_backward import PowScalarBackward
+from .fused_backward import PowScalarBackward, div_denominator_grad
 from .shape import broadcast_to, unbroadcast
 
 __all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
@@ -59,7 +60,7 @@ def add(a, b, *, alpha=1) -> Tensor:
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Add.apply(*fast)
     a, b = promote(a, b, "add")
-    broadcast_shape(a.shape, b.shape, "add")
+    broadcast_shape(a.array.shape, b.array.shape, "add")
     return Add.apply(a, b)
 
 
@@ -88,7 +89,7 @@ def sub(a, b, *, alpha=1) -> Tensor:
         return Sub.apply(*fast)
     refuse_bool_sub(a, b)
     a, b = promote(a, b, "sub")
-    broadcast_shape(a.shape, b.shape, "sub")
+    broadcast_shape(a.array.shape, b.array.shape, "sub")
     return Sub.apply(a, b)
 
 
@@ -119,7 +120,7 @@ def mul(a, b) -> Tensor:
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Mul.apply(*fast)
     a, b = promote(a, b, "mul")
-    broadcast_shape(a.shape, b.shape, "mul")
+    broadcast_shape(a.array.shape, b.array.shape, "mul")
     return Mul.apply(a, b)
 
 
@@ -128,7 +129,7 @@ class Div(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # y.div_(2) must not save y
         ctx.shapes = (a.shape, b.shape)
-        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        with Quiet():
             return a / b  # x/0 = ±inf, 0/0 = NaN, as PyTorch, without NumPy's warnings
 
     @staticmethod
@@ -137,7 +138,7 @@ class Div(Function):
         da = unbroadcast(dy / cj(b), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         # d(a/b)/db = -a/b², as (dy/b)·(a/b): never forms b·b, which overflows (b = 1e20) or
         # underflows to 0 (b = 1e-30) in float32 where the gradient itself is finite
-        db = unbroadcast(-(dy / cj(b)) * cj(a / b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        db = unbroadcast(div_denominator_grad(dy, a, b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -152,7 +153,7 @@ def div(a, b) -> Tensor:
     a, b = promote(a, b, "div")
     if not backend.is_floating(a.dtype) and a.dtype.kind != "c":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
-    broadcast_shape(a.shape, b.shape, "div")
+    broadcast_shape(a.array.shape, b.array.shape, "div")
     return Div.apply(a, b)
 
 
@@ -178,7 +179,7 @@ class PowScalar(Function):
     def forward(ctx, x, p):
         ctx.save_for_backward(x)
         ctx.p = p
-        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):  # 0**-1 = inf
+        with Quiet():  # 0**-1 = inf
             return x ** x.dtype.type(p) if backend.is_floating(x.dtype) else x**p
 
     @staticmethod
@@ -253,7 +254,7 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
         check_int_exponent(a, int(b) if not fc else 0)
         return PowScalar.apply(a, float(b) if fc else int(b))
     a, b = promote(a, b, "pow")
-    broadcast_shape(a.shape, b.shape, "pow")
+    broadcast_shape(a.array.shape, b.array.shape, "pow")
     return Pow.apply(a, b)
 
 
@@ -265,7 +266,7 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # exp(100) = inf in float32, as PyTorch
+        with Quiet():  # exp(100) = inf in float32, as PyTorch
             y = get_array_module(x).exp(x)
         ctx.save_for_backward(y)
         return y
@@ -287,7 +288,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with Quiet():
             return get_array_module(x).log(x)
 
     @staticmethod

@@ -9,10 +9,11 @@ that a fused backward gives exactly the values (bit for bit) of the Tensor-op fo
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ._fperr import Quiet
+from .complex_parts import cj
+from .shape import unbroadcast
 
 
 def sigmoid_array(x):
@@ -86,7 +87,7 @@ class PowScalarBackward(Function):
         ctx.p = p
         dt = x.dtype.type
         scaled = dy * dt(p)
-        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        with Quiet():  # 0 ** -1 = inf, without NumPy's warnings
             return scaled * x ** dt(p - 1)
 
     @staticmethod
@@ -96,3 +97,41 @@ class PowScalarBackward(Function):
         d_dy = g * p * x ** (p - 1) if ctx.needs_input_grad[0] else None
         d_x = g * dy * (p * (p - 1)) * x ** (p - 2) if ctx.needs_input_grad[1] else None
         return d_dy, d_x, None
+
+
+class DivDenominatorBackward(Function):
+    """``(dy, a, b) -> db = -(dy / b) · (a / b)``, the gradient of ``a / b`` for its denominator, for real float ``a``,
+    ``b`` and ``dy`` of one dtype: the same array operations in the same order as the Tensor-op form
+    ``-(dy / b) * (a / b)`` it replaces (4 nodes; never ``b²``, which overflows or underflows where the gradient
+    is finite), NumPy's warnings off as in ``Div.forward`` (``x / 0 = inf``). Shape: the broadcast of the three
+    (``dy``'s); ``Div.backward`` sums it back to ``b``'s.
+
+    Its backward, for a cotangent ``g``: ``d(dy) = -(g / b)(a / b)``, ``d(a) = -(g / b)(dy / b)``,
+    ``d(b) = 2 (g / b)(dy / b)(a / b)`` (``db = -dy·a·b⁻²``), in Tensor ops, each summed back to its input's shape.
+    """
+
+    @staticmethod
+    def forward(ctx, dy, a, b):
+        ctx.save_for_backward(dy, a, b)
+        ctx.shapes = (dy.shape, a.shape, b.shape)
+        with Quiet():
+            return -(dy / b) * (a / b)
+
+    @staticmethod
+    def backward(ctx, g):
+        dy, a, b = ctx.saved_tensors
+        g_b = g / b
+        need = ctx.needs_input_grad
+        d_dy = unbroadcast(-g_b * (a / b), ctx.shapes[0]) if need[0] else None
+        d_a = unbroadcast(-g_b * (dy / b), ctx.shapes[1]) if need[1] else None
+        d_b = unbroadcast(2.0 * g_b * (dy / b) * (a / b), ctx.shapes[2]) if need[2] else None
+        return d_dy, d_a, d_b
+
+
+def div_denominator_grad(dy, a, b):
+    """``-(dy / b) · (a / b)`` (conjugated for complex operands): one :class:`DivDenominatorBackward` node for real
+    floats of one dtype, else the Tensor-op form (complex, bfloat16: rounded after each op, as before)."""
+    dt = dy.array.dtype
+    if dt.kind == "f" and a.array.dtype == dt and b.array.dtype == dt:
+        return DivDenominatorBackward.apply(dy, a, b)
+    return -(dy / cj(b)) * cj(a / b)

@@ -122,7 +122,7 @@ def _check_group_args(input, num_groups, weight, bias, eps, op: str) -> float:
             raise ShapeError(f"{op}: Expected {name} to be a vector of size equal to the number of channels in input, "
                              f"but got {name} of shape {list(p.shape)} and input of shape {list(input.shape)}")
         check_param(p, name, (C,), input, op)
-    return check_eps(eps, op)
+    return check_eps(eps, op, positive=False)
 
 
 @autocast("group_norm")
@@ -139,14 +139,15 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         input: ``(N, C, *)``, e.g. ``(N, C)``, ``(N, C, L)`` or ``(N, C, H, W)``; float16/32/64.
         num_groups: ``G``, a positive int dividing ``C``.
         weight, bias: ``(C,)`` or None, ``input``'s dtype (float32 with float16 input is allowed).
-        eps: added to the variance inside the square root; finite and > 0.
+        eps: added to the variance inside the square root; any real number, as PyTorch (negative too:
+            the formula's number where ``var + eps > 0``, NaN/inf where it is not, as PyTorch's).
     Returns:
         ``(N, C, *)``, ``input``'s dtype; float16 is normalized in float32.
     Raises:
         ShapeError (RuntimeError, ValueError): fewer than 2 dims, ``C`` not divisible by
             ``num_groups``, a weight or bias not of shape ``(C,)``.
         OptionError (RuntimeError, ValueError): ``num_groups`` not a positive int.
-        ValueError: eps ≤ 0 or not finite; one value in all (``N·C/G·L == 1``), which PyTorch refuses
+        ValueError: eps not a real number; one value in all (``N·C/G·L == 1``), which PyTorch refuses
             ("Expected more than 1 value per channel when training").
         TypeError: integer input, or parameters of another dtype.
     """
@@ -176,13 +177,13 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         running_mean, running_var, weight, bias: ``(C,)`` or None.
         use_input_stats: normalize with each instance's statistics (else the running ones).
         momentum: the weight of the new statistics in the running averages.
-        eps: > 0, finite.
+        eps: any real number but 0 (negative as PyTorch: NaN where ``var + eps < 0``).
     Returns:
         ``(N, C, *)``, ``input``'s dtype.
     Raises:
         ShapeError: fewer than 2 dims, a parameter or running statistic not ``(C,)``.
         ValueError: one spatial value with ``use_input_stats`` (PyTorch's "Expected more than 1 spatial
-            element when training"), eps ≤ 0.
+            element when training"), eps = 0 (see the comment in the body).
         OptionError (RuntimeError): ``use_input_stats=False`` without both running statistics.
         TypeError: integer input, or parameters of another dtype.
     """
@@ -203,6 +204,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if math.prod(input.shape[2:]) == 1:  # PyTorch's _verify_spatial_size
         raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input size {list(input.shape)}")
     eps = _check_group_args(input, C, weight, bias, eps, op)
+    if eps == 0:
+        # PyTorch's instance_norm (its batch-norm kernel) sets rstd = 0 where var + eps is 0 with eps 0, so a
+        # constant instance gives ``bias``, not the formula's 0/0 (its group_norm gives NaN there, as ours);
+        # refused rather than a number that differs from PyTorch's on constant instances
+        raise ValueError(f"{op}: eps must not be 0 (PyTorch sets 1/sqrt(var + eps) to 0 where var is 0, a value "
+                         "that is not the formula's); give a nonzero eps")
     y = NativeGroupNorm.apply(input, weight, bias, C, eps)
     if running_mean is not None or running_var is not None:
         _update_running_stats(input, running_mean, running_var, momentum)

@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import backend, random_torch
 from ..errors import ShapeError
-from ..autograd import tracing as _tracing
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd import function as _function, tracing as _tracing
+from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled
 from ..autograd.views import alias, check_view_inplace, check_writable, rebase_history
 from ..autograd.function import _set_history
 from ..tensor import Tensor
@@ -252,7 +252,7 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     NumPy scalar ``number_operands`` makes, ``promote``'s wrapped int, the other's array), the same
     ufunc (NumPy's ``out=`` copes with overlapping memory as the general path's temporary does), the
     same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
-    if _tracing.active():  # an ONNX export records the write through the op path
+    if _function._tracer is not None:  # an ONNX export records the write through the op path (_tracing.active())
         return None
     arr = self.array
     dt = arr.dtype
@@ -260,7 +260,7 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     if isinstance(other, Tensor):
         o = other.array
         if (type(arr) is not np.ndarray or type(o) is not np.ndarray or o.dtype != dt or kind == "b"
-                or (o.shape != arr.shape and o.ndim) or is_grad_enabled() and (self.requires_grad or other.requires_grad)):
+                or (o.shape != arr.shape and o.ndim) or _grad_state.enabled and (self.requires_grad or other.requires_grad)):
             return None
         self._check_inplace(what)
         getattr(np, ufunc)(arr, o, out=arr)

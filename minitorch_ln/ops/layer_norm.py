@@ -122,7 +122,8 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
             ``(D1, ..., Dk)`` (as ``torch.nn.functional.layer_norm``).
         weight, bias: γ and β, of the normalized shape, or None. Same dtype as ``input``
             (float32 parameters with float16 input are allowed).
-        eps: added to the variance inside the square root; finite and > 0.
+        eps: added to the variance inside the square root; any real number, as PyTorch (negative too:
+            the formula's number where ``var + eps > 0``, NaN/inf where it is not, as PyTorch's).
         dim: instead of ``normalized_shape`` (keyword only): any axes, e.g. ``dim=1`` for the
             channels of ``(N, C, H, W)``; ``weight``/``bias`` then have the sizes of those axes in
             increasing axis order. Exactly one of ``normalized_shape`` and ``dim`` is given.
@@ -134,7 +135,7 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
     Raises:
         TypeError: integer input; parameters of another dtype or not Tensors.
         ValueError: ``normalized_shape`` not matching the input's trailing dims (both are named),
-            both or neither of ``normalized_shape`` and ``dim``, eps ≤ 0 or not finite, a weight or
+            both or neither of ``normalized_shape`` and ``dim``, eps not a real number, a weight or
             bias of the wrong shape. Zero elements to normalize give an empty ``y`` (as PyTorch).
     """
     op = "layer_norm"
@@ -142,7 +143,7 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
         return _layer_norm_autocast(input, normalized_shape, weight, bias, eps, dim=dim, recompute_stats=recompute_stats)
     check_input(input, op)
     axes = resolve_axes(input, normalized_shape, dim, op)
-    eps = check_eps(eps, op)
+    eps = check_eps(eps, op, positive=False)
     rows = Rows(input.shape, axes)
     check_param(weight, "weight", rows.param_shape, input, op)
     check_param(bias, "bias", rows.param_shape, input, op)
@@ -166,7 +167,7 @@ def layer_norm_composed(input: Tensor, normalized_shape=None, weight=None, bias=
     op = "layer_norm_composed"
     check_input(input, op)
     axes = resolve_axes(input, normalized_shape, dim, op)
-    eps = check_eps(eps, op)
+    eps = check_eps(eps, op, positive=False)
     x = stat_cast(input)
     mean = x.mean(axes, keepdim=True)                           # (B, L, 1)
     xc = x - mean                                               # (B, L, D)

@@ -17,6 +17,7 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import IndexOutOfRangeError
 from ..tensor import Tensor
 from ._util import normalize_dims
 from .autocast_policies import autocast
@@ -175,7 +176,7 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
     if ord in ("nuc", 2, -2):
         rest = [d for d in range(A.ndim) if d not in (d0, d1)]
         s = SVDVals.apply(permute(A, (*rest, d0, d1)))  # (*rest, k), twice differentiable
-        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))  # (*rest)
+        out = s.sum(-1) if ord == "nuc" else _max_min(s, -1, False, ord)  # (*rest)
         if keepdim:
             for d in sorted((d0, d1)):
                 out = unsqueeze(out, d)
@@ -185,7 +186,21 @@ def linalg_matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False
     if not keepdim and d0 < d1:
         d1 -= 1  # the first reduction removed a dim before d1
     col = linalg_vector_norm(A, 1, d0, keepdim)
-    return col.amax(d1, keepdim) if ord > 0 else col.amin(d1, keepdim)
+    return _max_min(col, d1, keepdim, ord)
+
+
+def _max_min(t: Tensor, d: int, keepdim: bool, ord) -> Tensor:
+    """The max (``ord > 0``) or min (``ord < 0``) of the non-negative column sums or singular values ``t``
+    over dim ``d``. Over an empty dim (a matrix with no rows or no columns) the max is 0, as PyTorch's: the
+    norm of an empty matrix is that of the zero map. Like PyTorch's it does not require grad: the matrix has
+    no elements, so there is no gradient to lose. The min of an empty set has no value, and PyTorch raises
+    IndexError, as here."""
+    if t.shape[d] == 0:
+        if ord > 0:
+            return t.sum(d, keepdim=keepdim).detach()  # 0, (*rest)
+        raise IndexOutOfRangeError(f"linalg.matrix_norm: amin(): Expected reduction dim {d} to have non-zero size "
+                                   f"(ord={ord} is a minimum over an empty dim of the matrix; shape {tuple(t.shape)})")
+    return t.amax(d, keepdim) if ord > 0 else t.amin(d, keepdim)
 
 
 @autocast("norm")

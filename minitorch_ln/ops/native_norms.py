@@ -50,7 +50,7 @@ def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None, bi
     ``rstd`` have ``input``'s shape with those dims 1 (no gradient). Raises as :func:`layer_norm`."""
     shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
-    if isinstance(eps, numbers.Real) and eps <= 0:  # F.layer_norm refuses it; the aten op computes it
+    if isinstance(eps, numbers.Real) and eps <= 0:  # composed (the aten op's arithmetic); F.layer_norm agrees
         out = _affine(_plain_normalize(input, axes, eps), weight, bias, None)
     else:
         out = layer_norm(input, normalized_shape, weight, bias, eps)
@@ -86,7 +86,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         raise ShapeError(f"native_group_norm(): N={N}, C={C}, HxW={HxW} do not describe an input of shape "
                          f"{tuple(input.shape)}")
     grouped = input.reshape(N, group, (C // group) * HxW)  # (N, G, C/G · HxW)
-    if isinstance(eps, numbers.Real) and eps <= 0:  # F.group_norm refuses it; the aten op computes it
+    if isinstance(eps, numbers.Real) and eps <= 0:  # composed (the aten op's arithmetic); F.group_norm agrees
         out = _affine(_plain_normalize(grouped, (2,), eps).reshape(tuple(input.shape)), weight, bias, input.ndim)
     else:
         out = group_norm(input, group, weight, bias, eps)

@@ -61,8 +61,13 @@ def check_input(x, op: str) -> None:
         raise ValueError(f"{op}: expected an input with at least one dimension, got a 0-d tensor")
 
 
-def check_eps(eps, op: str) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not math.isfinite(eps) or eps <= 0:
+def check_eps(eps, op: str, positive: bool = True) -> float:
+    """``eps`` as a float. The modules (``positive``) take a finite ``eps > 0``. The functional ops take any
+    real number, as PyTorch's: ``rstd = 1 / sqrt(var + eps)`` is the formula's number wherever
+    ``var + eps > 0`` (a negative ``eps`` included), and NaN/inf where it is not, as in PyTorch."""
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"{op}: eps must be a real number, got {eps!r}")
+    if positive and (not math.isfinite(eps) or eps <= 0):
         raise ValueError(f"{op}: eps must be a finite number > 0, got {eps!r}")
     return float(eps)
 

@@ -164,10 +164,12 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """Contract ``a``'s dims ``dims[0]`` with ``b``'s ``dims[1]`` (or ``a``'s last ``dims`` with ``b``'s first).
 
-    The result has ``a``'s free dims then ``b``'s, in order. One dtype (as PyTorch).
+    The result has ``a``'s free dims then ``b``'s, in order. One dtype (as PyTorch). A contracted dim of size 1
+    broadcasts against the other side's size (PyTorch's ``tensordot``: the other operand is summed over it).
 
     Raises:
-        RuntimeError: negative ``dims``, more dims than an operand has, or contracted sizes that differ.
+        RuntimeError: negative ``dims``, more dims than an operand has, or contracted sizes that differ and
+            neither is 1.
         IndexError: a dim out of range.  DtypeError: dtypes differ.
     """
     _need_tensors("tensordot", a=a, b=b)
@@ -188,10 +190,18 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
         db = [normalize_dim(d, b.ndim, "tensordot") for d in db]
     else:
         raise TypeError(f"tensordot(): dims must be an int or a pair of lists of ints, got {dims!r}")
+    shape_a, shape_b = tuple(a.shape), tuple(b.shape)
     for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
-            raise RuntimeError(f"tensordot(): contracted dimensions need to match, but a of shape {tuple(a.shape)} has "
-                               f"size {a.shape[i]} in dim {i} and b of shape {tuple(b.shape)} has size {b.shape[j]} in dim {j}")
+        # a contracted dim of size 1 broadcasts against the other's, as PyTorch's (and einsum's) broadcasting:
+        # sum_k a[.., k, ..] b[.., 0, ..] = (sum_k a[.., k, ..]) b[.., 0, ..], so the other side is summed first
+        if b.shape[j] == 1 and a.shape[i] != 1:
+            a = a.sum(i, keepdim=True)
+        elif a.shape[i] == 1 and b.shape[j] != 1:
+            b = b.sum(j, keepdim=True)
+        elif a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"tensordot(): contracted dimensions need to match, but a of shape {shape_a} has "
+                               f"size {a.shape[i]} in dim {i} and b of shape {shape_b} has size {b.shape[j]} in dim {j} "
+                               "(a size-1 dim would broadcast)")
     if a.ndim + b.ndim - len(da) > 52:
         raise RuntimeError("tensordot(): more than 52 dimensions in all")
     sa = _LETTERS[:a.ndim]

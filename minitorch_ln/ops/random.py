@@ -18,6 +18,7 @@ Cauchy ``median + sigma*tan(pi*(u-1/2))``, geometric ``ceil(log(u)/log(1-p))`` (
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -186,13 +187,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    if input.ndim not in (1, 2):
+    arr = input.array  # read once: the properties cost more than the checks on a small row
+    if arr.ndim not in (1, 2):
         raise ShapeError(f"prob_dist must be 1 or 2 dim, got a tensor of shape {tuple(input.shape)}")
-    if not backend.is_floating(input.dtype):
+    if not backend.is_floating(arr.dtype):
         raise DtypeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
-    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
+    if type(num_samples) is not int and (isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral)):
         raise TypeError(f"multinomial(): argument 'num_samples' must be int, not {type(num_samples).__name__}")
-    n, c = int(num_samples), input.shape[-1]
+    n, c = int(num_samples), arr.shape[-1]
     if n <= 0:
         raise RuntimeError(f"cannot sample n_sample <= 0 samples (got num_samples={n})")
     if not replacement and n > c:
@@ -200,19 +202,25 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
                            f"({n} > {c})")
     if c > 2**24:
         raise RuntimeError(f"number of categories cannot exceed 2^24, got {c}")
-    xp = backend.get_array_module(input.array)
-    w = input.array.astype(np.float64).reshape(-1, c)  # (B, C)
-    out_shape = input.shape[:-1] + (n,)
+    if c == 0:  # NumPy's reshape(-1, 0) raised a bare ValueError; PyTorch: a RuntimeError (from aminmax)
+        raise RuntimeError(f"multinomial(): no categories to draw from (input of shape {tuple(arr.shape)})")
+    xp = backend.get_array_module(arr)
+    w = arr.astype(np.float64).reshape(-1, c)  # (B, C)
+    out_shape = arr.shape[:-1] + (n,)
     if w.shape[0] == 0:
         return Tensor._from_op(xp.zeros(out_shape, dtype=np.int64))
-    if not bool((xp.isfinite(w) & (w >= 0)).all()):  # the method: np.all's Python wrapper costs µs per draw
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     total = w.sum(axis=1)  # (B,)
-    if not bool((total > 0).all()):
+    totals = total.tolist()
+    # every weight finite and >= 0: a NaN makes the minimum NaN, an inf the total inf, so the first test
+    # passing is enough (one reduction and Python floats, not four array ops per draw); a failing one (or
+    # float64 weights whose total overflows) takes the exact test
+    if not (w.size and w.min() >= 0 and max(totals) < math.inf) and not bool((xp.isfinite(w) & (w >= 0)).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not min(totals) > 0:  # no NaN here: the weights are >= 0 and finite
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = rng_for(generator, input.device)
+    rng = rng_for(generator, backend.device_of(arr))
     if random_torch.is_torch_stream(rng):
-        w = input.array.reshape(-1, c)  # (B, C), the input's dtype as PyTorch computes
+        w = arr.reshape(-1, c)  # (B, C), the input's dtype as PyTorch computes
         w = w.astype(np.float32) if w.dtype == np.float16 else w
         return Tensor._from_op(random_torch.multinomial(rng, w, n, replacement).reshape(out_shape))
     if not replacement or n == 1:

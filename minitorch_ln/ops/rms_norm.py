@@ -65,7 +65,7 @@ class RMSNormBackward(Function):
 def _rms_eps(eps, x: Tensor, op: str) -> float:
     if eps is None:  # as PyTorch: the machine epsilon of the input's dtype
         return float(np.finfo(x.dtype).eps)
-    return check_eps(eps, op)
+    return check_eps(eps, op, positive=False)
 
 
 def rms_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = None, eps: float | None = None,  # noqa: A002
@@ -76,7 +76,8 @@ def rms_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = None,
         input: ``(*, D1, ..., Dk)`` float16/32/64, e.g. ``(B, L, D)``.
         normalized_shape, dim: as :func:`layer_norm` (exactly one of them).
         weight: of the normalized shape, or None.
-        eps: > 0, or None for ``finfo(input.dtype).eps`` (as ``torch.nn.functional.rms_norm``).
+        eps: any real number (negative as PyTorch: NaN where ``mean(x²) + eps < 0``), or None for
+            ``finfo(input.dtype).eps`` (as ``torch.nn.functional.rms_norm``).
     Returns:
         ``y``, the shape and dtype of ``input`` (float16 computed in float32).
     Raises:

@@ -53,9 +53,16 @@ def _prepare(op, x, dim, index, src=None, negative=False):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): expected input to be a Tensor, got {type(x).__name__}")
     dim = normalize_dim(dim, x.ndim, op)
-    idx = index_array(index, x, op)
     if src is not None and src.dtype != x.dtype:
         raise RuntimeError(f"{op}(): expected src to have input's dtype {x.dtype}, got {src.dtype}")
+    if isinstance(index, Tensor) and index.numel() == 0:
+        # nothing is read or written: PyTorch checks neither an empty index's dtype nor its shape (gather gives
+        # an empty result of index's shape, a scatter the input), so an empty uint8 index is accepted, as there
+        idx = get_array_module(x.array).zeros((0,) * max(x.ndim, 1), dtype=np.int64)  # (0, ..., 0)
+        if src is not None:
+            src = reshape(reshape(src, (-1,))[:0], idx.shape)  # a view: src's gradient is zeros
+        return dim, idx, src
+    idx = index_array(index, x, op)
     _check_shapes(op, x, dim, idx, src)
     idx = check_bounds(idx.reshape(idx.shape or (1,)), (x.shape or (1,))[dim], dim, op, negative)
     if src is not None:
@@ -136,14 +143,15 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     ``dy`` into zeros of ``input``'s shape (repeated indices add up).
 
     Raises:
-        IndexDtypeError (RuntimeError, TypeError): index not int64/int32 (PyTorch accepts both).
+        IndexDtypeError (RuntimeError, TypeError): index not int64/int32 (PyTorch accepts both); an empty
+            index of any dtype or shape gives an empty result of its shape, as PyTorch's.
         IndexOutOfRangeError (IndexError, RuntimeError): an index outside ``[0, input.size(dim))``
             (negative indices are errors, as in PyTorch).
         RuntimeError: index has another number of dims or is too large.  IndexError: dim out of range.
     """
     dim, idx, _ = _prepare("gather", input, dim, index)
     out = Gather.apply(_as_1d(input), idx, dim)
-    return reshape(out, index.shape) if index.ndim == 0 else out
+    return out if tuple(out.shape) == tuple(index.shape) else reshape(out, index.shape)  # 0-d or empty index
 
 
 @autocast("scatter_add")

@@ -204,7 +204,7 @@ class SumTo(Function):
 
 def unbroadcast(grad: Tensor, shape: tuple) -> Tensor:
     """Sum a gradient of a broadcast result back to an input's ``shape`` (the one place it is done)."""
-    return grad if grad.shape == shape else SumTo.apply(grad, tuple(shape))  # trusted: skips sum_to's check
+    return grad if grad.array.shape == shape else SumTo.apply(grad, tuple(shape))  # trusted: skips sum_to's check
 
 
 def sum_to(x: Tensor, shape) -> Tensor:
