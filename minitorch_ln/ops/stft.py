@@ -21,7 +21,7 @@ SpectralOps.cpp``, described here in our own words), with the usual definition (
 
 ``istft`` inverts it: each frame's inverse DFT (``irfft`` of the one-sided bins, ``ifft`` for
 ``return_complex=True``) times the window, added where the frames overlap (``fold``), divided by the
-overlap-add of the squared window (the envelope), then the ``center`` padding trimmed (or ``length`` samples
+overlap-add of the squared window (the envelope, ``w²`` also for a complex window, as PyTorch's), then the ``center`` padding trimmed (or ``length`` samples
 kept, zero-padded with PyTorch's warning when the frames give fewer). Where the envelope is below ``1e-11``
 the division is not defined (the window fails the NOLA condition) and a RuntimeError says so instead of
 returning inf.
@@ -219,7 +219,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     from .creation import ones
 
     win = ones(n_fft, dtype=y.dtype if y.dtype.kind == "f" else None, device=y.device) if w is None else w
-    sq = (win * win.conj()).real if win.dtype.kind == "c" else win * win
+    sq = win * win  # PyTorch's envelope squares the window as it is: w², not |w|², for a complex window
     envelope = fold(sq.reshape((1, n_fft, 1)).expand((1, n_fft, n_frames)), (1, expected), (1, n_fft),
                     stride=(1, hop_length)).reshape((1, expected))
     start = n_fft // 2 if center else 0
