@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import compare_with_torch, gradcheck_noncontiguous
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch_ln as mt
-from helpers import compare_with_torch, gradcheck_noncontiguous
 
 torch = pytest.importorskip("torch")
 

@@ -42,7 +42,7 @@ def _complex_dtype(dtype):
 def _eig_arrays(a):
     xp = get_array_module(a)
     if xp is not np:  # CuPy has no general (non-symmetric) eigensolver
-        from ..backend import DeviceError  # noqa: PLC0415
+        from ..backend import DeviceError
 
         raise DeviceError("linalg.eig: not available on the GPU (CuPy has no geev); move the matrix to the CPU")
     if not np.isfinite(a).all():
