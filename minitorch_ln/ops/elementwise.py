@@ -1,9 +1,7 @@
 """Elementwise ops: arithmetic (``add``, ``sub``, ``mul``, ``div``, ``neg``, ``pow``) and unary math (``exp``, ``log``, ``sqrt``, ``rsqrt``, ``abs``, ``sin``, ``cos``, ``erf``).
 
 Activations are in ``activation.py``, ``where``/``maximum``/``clamp`` in ``selection.py``, comparisons
-in ``comparison.py``.
-
-Each op is a ``Function`` (forward on arrays with ``xp``, backward in Tensor ops) followed by the
+in ``comparison.py``. Each op is a ``Function`` (forward on arrays with ``xp``, backward in Tensor ops) followed by the
 public function that applies it. Binary ops broadcast; their backward hands each input a gradient
 of the broadcast shape, and :func:`unbroadcast` sums it back to the input's shape.
 """

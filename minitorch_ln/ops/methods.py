@@ -74,6 +74,7 @@ from .unary import (  # noqa: A004
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh, cosh, erfc, erfinv, sinh, tan
 from .special_bessel import igamma, igammac
 from .special_fns import digamma, i0, lgamma, logit, mvlgamma, polygamma, sinc
+from .stft import istft, stft
 from .strided_views import as_strided, unfold_windows
 from .view_ops import (
     _InPlaceScatter, diagonal, index_put, movedim, narrow, reshape_as, select, swapaxes, unbind, unflatten,
@@ -179,6 +180,8 @@ METHODS = {
     "diagonal": diagonal, "movedim": movedim, "swapaxes": swapaxes, "narrow": narrow, "select": select,
     "unbind": unbind, "unflatten": unflatten, "view_as": view_as, "reshape_as": reshape_as, "index_put": index_put,
     "moveaxis": movedim, "swapdims": swapaxes, "unfold": unfold_windows, "as_strided": as_strided,
+    # stft.py
+    "stft": stft, "istft": istft,
     # reorder.py
     "flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "repeat": repeat,
     "tile": _tile_method, "repeat_interleave": repeat_interleave,
