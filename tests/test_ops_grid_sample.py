@@ -9,6 +9,7 @@ resampling, hand-worked bicubic values that tell the padding modes apart, bad in
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -270,3 +271,27 @@ def test_grid_sampler_bad_input():
         mt.grid_sampler_3d(x5, g5, 2, 0, False)
     with pytest.raises(TypeError, match="align_corners must be a bool, got NoneType"):
         mt.affine_grid_generator(mt.zeros(1, 2, 3), [1, 1, 2, 2], None)
+
+
+def test_affine_grid_refuses_empty_negative_and_fractional_sizes():
+    # PyTorch: "Expected non-zero, positive output size"; before, a 0 gave an empty grid, a -1 NumPy's bare "negative
+    # dimensions are not allowed", and 4.5 was silently truncated to 4
+    theta2, theta3 = mt.zeros(2, 2, 3), mt.zeros(2, 3, 4)
+    for theta, size in ((theta2, (2, 3, 0, 5)), (theta3, (2, 3, 2, 0, 1)), (theta2, (2, 3, -1, 4))):
+        with pytest.raises(ValueError, match="non-zero, positive output size, got " + re.escape(str(size))):
+            F.affine_grid(theta, size, align_corners=False)
+    with pytest.raises(TypeError, match="size to be a sequence of ints, got \\(2, 3, 4.5, 5\\)"):
+        F.affine_grid(theta2, (2, 3, 4.5, 5), align_corners=False)
+    assert tuple(F.affine_grid(theta2, mt.Size([2, 3, 4, 5]), align_corners=False).shape) == (2, 4, 5, 2)
+
+
+def test_align_corners_must_be_a_bool_or_none():
+    # PyTorch refuses a non-bool (grid_sampler's argument parser); before, "False" was read for its truth: True
+    x, g = mt.zeros(1, 1, 2, 2), mt.zeros(1, 2, 2, 2)
+    for bad in ("False", 1):
+        with pytest.raises(TypeError, match=f"grid_sample: expected align_corners to be a bool or None, got "
+                                            f"{type(bad).__name__}"):
+            F.grid_sample(x, g, align_corners=bad)
+        with pytest.raises(TypeError, match="affine_grid: expected align_corners to be a bool or None"):
+            F.affine_grid(mt.zeros(1, 2, 3), (1, 1, 2, 2), align_corners=bad)
+    assert F.grid_sample(x, g, align_corners=np.bool_(True)).shape == (1, 1, 2, 2)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 
 import numpy as np
 
@@ -39,6 +40,14 @@ def _base_coords(n: int, align_corners: bool, xp, dtype):
     return ((xp.arange(n, dtype=dtype) * 2 + 1) / n - 1).astype(dtype)  # (n,)
 
 
+def _check_align(align_corners, who: str) -> bool:
+    """``align_corners`` as a bool (None means False); anything else is refused rather than read for its truth,
+    so that ``"False"`` does not silently mean True."""
+    if align_corners is not None and not isinstance(align_corners, (bool, np.bool_)):
+        raise TypeError(f"{who}: expected align_corners to be a bool or None, got {type(align_corners).__name__}")
+    return bool(align_corners)
+
+
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` for an output of ``size``, as ``F.affine_grid``:
 
@@ -52,10 +61,16 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     ``theta``.
 
     Raises:
-        ShapeError: ``size`` not 4 or 5 long, or ``theta`` not ``(N, 2, 3)`` / ``(N, 3, 4)`` for it.
+        ShapeError: ``size`` not 4 or 5 long, a size that is not positive, or ``theta`` not ``(N, 2, 3)`` /
+            ``(N, 3, 4)`` for it.
         DtypeError: a ``theta`` that is not floating.
+        TypeError: a ``size`` entry that is not an int, or an ``align_corners`` that is not a bool or None.
     """
-    size = tuple(int(s) for s in size)
+    try:
+        size = tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"affine_grid: expected size to be a sequence of ints, got {size!r}") from None
+    align = _check_align(align_corners, "affine_grid")
     if len(size) not in (4, 5):
         raise ShapeError(f"affine_grid: only 4-D sizes (N, C, H, W) and 5-D sizes (N, C, D, H, W) are supported, "
                          f"for 2-D and 3-D affine transforms, got size {size}")
@@ -67,13 +82,15 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if tuple(theta.shape) != (size[0], k, k + 1):
         raise ShapeError(f"affine_grid: expected a floating theta of shape (N, {k}, {k + 1}) = {(size[0], k, k + 1)} "
                          f"({k}-D affine matrices) for size {list(size)}, got {tuple(theta.shape)}")
+    if min(size) <= 0:
+        raise ShapeError(f"affine_grid: expected a non-zero, positive output size, got {size}")
     spatial = size[2:]  # (H, W) or (D, H, W)
     xp, dt = get_array_module(theta.array), theta.dtype
     base = xp.ones((*spatial, k + 1), dtype=dt)  # (H, W, 3) or (D, H, W, 4): x, y[, z], 1
     for j, n_j in enumerate(reversed(spatial)):  # x runs along W, y along H, z along D
         along = [1] * k
         along[k - 1 - j] = n_j
-        base[..., j] = _base_coords(n_j, bool(align_corners), xp, dt).reshape(along)
+        base[..., j] = _base_coords(n_j, align, xp, dt).reshape(along)
     grid = matmul(Tensor._from_op(base.reshape(1, math.prod(spatial), k + 1)), theta.transpose(1, 2))  # (N, P, k)
     return grid.reshape(size[0], *spatial, k)
 
@@ -211,6 +228,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             last dim is not 2 (4-D input) or 3 (5-D input), or empty spatial dims.
         OptionError: another mode or padding_mode, or bicubic with a 5-D input.
         DtypeError: non-float input or grid, or two dtypes.
+        TypeError: an ``align_corners`` that is not a bool or None.
     """
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise OptionError(f"grid_sample: expected mode to be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
@@ -236,7 +254,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if not backend.is_floating(input.dtype) or grid.dtype != input.dtype:
         raise DtypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
                          f"{grid.dtype}")
-    align = bool(align_corners)
+    align = _check_align(align_corners, "grid_sample")
     n, c, *sizes = input.shape  # sizes: (H, W) or (D, H, W)
     out_sizes = tuple(grid.shape[1:-1])
     g = grid.reshape(n, math.prod(out_sizes), k)  # (N, P, k): x, y[, z]
