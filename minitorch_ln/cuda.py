@@ -64,6 +64,23 @@ def _index(dev) -> int:
     return index
 
 
+def _as_cpu() -> bool:
+    """True under ``minitorch-ln run --cuda-as-cpu`` on a machine whose GPU does not answer."""
+    return backend.CUDA_AS_CPU and not is_available()
+
+
+def _check_cuda_spec(dev, who: str) -> None:
+    """Under ``--cuda-as-cpu``: refuse what PyTorch refuses (not an index, ``"cuda:N"`` or a CUDA device; ``"cpu"``),
+    though every GPU named is the CPU."""
+    if isinstance(dev, bool) or not isinstance(dev, (int, str, backend.Device)):
+        raise TypeError(f"{who}: expected a device index, 'cuda:N' or a device, got {type(dev).__name__}")
+    if isinstance(dev, str):
+        backend.device(dev)  # a malformed string still raises
+    # a Device made from "cuda:N" is the CPU here too, so only the spelling "cpu" can be told apart
+    if isinstance(dev, str) and dev.strip().lower().startswith("cpu"):
+        raise ValueError(f"{who}: expected a CUDA device, got {dev!r}")
+
+
 def current_device() -> int:
     """The index of the current GPU. Raises DeviceError without a GPU (as PyTorch raises)."""
     return _index(None)
@@ -74,11 +91,8 @@ def set_device(device) -> None:
     ignored, as in PyTorch. Raises DeviceError without a GPU or for an index out of range."""
     if isinstance(device, int) and not isinstance(device, bool) and device < 0:
         return
-    if backend.CUDA_AS_CPU and not is_available():  # `run --cuda-as-cpu`: every 'cuda:N' is the CPU
-        if isinstance(device, bool) or not isinstance(device, (int, str, backend.Device)):
-            raise TypeError(f"expected a device index, 'cuda:N' or a device, got {type(device).__name__}")
-        if isinstance(device, str):
-            backend.device(device)  # a malformed string still raises
+    if _as_cpu():  # `run --cuda-as-cpu`: every 'cuda:N' is the CPU
+        _check_cuda_spec(device, "set_device")
         return
     index = _index(device)
     _cupy().cuda.runtime.setDevice(index)
@@ -91,13 +105,17 @@ def manual_seed(seed: int) -> None:
     replaces only the current GPU's generator, leaving the CPU's stream where it is.
     """
     _check_seed(seed)
-    if is_available():
+    if _as_cpu():  # `run --cuda-as-cpu`: the script's GPU is the CPU, so is its generator
+        backend.manual_seed(int(seed) % 2**64)
+    elif is_available():
         _seed_gpu(current_device(), int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
     """Seed every GPU's generator (ignored without a GPU, as in PyTorch)."""
     _check_seed(seed)
+    if _as_cpu():
+        backend.manual_seed(int(seed) % 2**64)
     for i in range(device_count()):
         _seed_gpu(i, int(seed))
 
@@ -118,7 +136,9 @@ def _seed_gpu(index: int, seed: int) -> None:
 def synchronize(device=None) -> None:
     """Wait for all work queued on ``device`` (default: the current GPU). Raises DeviceError without a GPU
     (under ``run --cuda-as-cpu`` there is nothing to wait for: the CPU's work is done when a call returns)."""
-    if backend.CUDA_AS_CPU and not is_available():
+    if _as_cpu():
+        if device is not None:
+            _check_cuda_spec(device, "synchronize")
         return
     cp = _cupy()
     with cp.cuda.Device(_index(device)):

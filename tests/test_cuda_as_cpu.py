@@ -70,3 +70,51 @@ def test_hard_coded_gpu_script_without_the_option_stops_every_rank_with_the_no_g
     res = launch(SCRIPTS / "hardcoded_gpu.py", "--out", "G", cwd=tmp_path, timeout=60)
     assert res.returncode != 0
     assert "CuPy" in res.stderr  # the DeviceError naming the extra to install
+
+
+def test_a_bare_index_names_a_gpu_as_in_pytorch(cuda_as_cpu):
+    # DDP scripts write `model.to(rank)` and `x.to(rank)`; before, .to(0) said "expected a dtype ... got 0" and
+    # device=0 "expected a device string"
+    lin = mt.nn.Linear(2, 2).to(1)
+    assert lin.weight.device == "cpu" and lin.weight.dtype == mt.float32
+    x = mt.ones(2, device=0)
+    assert x.device == "cpu" and x.to(1).device == "cpu" and x.to(0, mt.float64).dtype == mt.float64
+    assert x.cuda(device=backend.Device("cuda:1"), non_blocking=True).device == "cpu" and x.cuda(1).device == "cpu"
+    with pytest.raises(backend.DeviceError, match="device index >= 0.*got -1"):
+        x.to(-1)  # PyTorch: "Device index must not be negative"
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers")
+def test_a_bare_index_without_the_option_is_the_no_gpu_error():
+    assert backend.Device(1).type == "cuda" and backend.Device(1).index == 1
+    with pytest.raises(backend.DeviceError, match="CuPy"):
+        mt.ones(2).to(0)
+    with pytest.raises(backend.DeviceError, match="CuPy"):
+        mt.nn.Linear(2, 2).to(0)
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers; the mapping is for machines without")
+def test_cuda_manual_seed_seeds_the_cpu_stream_that_cuda_names(cuda_as_cpu):
+    # the script's 'cuda' tensors draw from the CPU's stream, so its torch.cuda.manual_seed must seed that stream;
+    # before, it was ignored and the draws were not reproducible
+    for seed_fn in (cuda.manual_seed, cuda.manual_seed_all):
+        seed_fn(5)
+        a = mt.randn(3, device="cuda")
+        mt.randn(2)  # the stream moves on
+        seed_fn(5)
+        assert np.array_equal(mt.randn(3, device="cuda:1").numpy(), a.numpy())
+    cuda.manual_seed(-1)  # PyTorch's negative seeds wrap around
+    b = mt.randn(3, device="cuda")
+    cuda.manual_seed(2**64 - 1)
+    assert np.array_equal(mt.randn(3).numpy(), b.numpy())
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers; the mapping is for machines without")
+def test_synchronize_and_set_device_refuse_what_pytorch_refuses(cuda_as_cpu):
+    cuda.synchronize("cuda:1")
+    cuda.synchronize(backend.Device("cuda:0"))
+    with pytest.raises(TypeError, match="synchronize: expected a device index, 'cuda:N' or a device, got float"):
+        cuda.synchronize(1.5)
+    for fn in (cuda.synchronize, cuda.set_device):
+        with pytest.raises(ValueError, match="expected a CUDA device, got 'cpu'"):
+            fn("cpu")
