@@ -3,6 +3,7 @@ unchanged on a CPU, giving exactly the weights of the same steps written for the
 option it stops with the clear no-GPU error. Multi-rank tests are skipped without mpi4py.
 """
 
+import json
 import subprocess
 import sys
 
@@ -118,3 +119,48 @@ def test_synchronize_and_set_device_refuse_what_pytorch_refuses(cuda_as_cpu):
     for fn in (cuda.synchronize, cuda.set_device):
         with pytest.raises(ValueError, match="expected a CUDA device, got 'cpu'"):
             fn("cpu")
+
+
+_TUTORIAL_DDP = '''
+import os, sys, torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+dist.init_process_group(backend="nccl")  # PyTorch's DDP tutorial, unchanged: nccl, .to(rank), device_ids=[rank]
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+torch.cuda.set_device(rank)
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 2).to(rank)
+ddp = DDP(model, device_ids=[rank], output_device=rank)
+opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+x, y = torch.arange(12.0).reshape(4, 3) / 10, torch.ones(4, 2)
+for _ in range(2):
+    opt.zero_grad()
+    ((ddp(x[rank::world].to(rank)) - y[rank::world].to(rank)) ** 2).mean().backward()
+    opt.step()
+t = torch.tensor([rank + 1.0], device=f"cuda:{rank}")
+dist.all_reduce(t)
+print("RANK", rank, t.item(), model.weight.detach().flatten().tolist())
+dist.destroy_process_group()
+'''
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers")
+def test_the_pytorch_ddp_tutorial_runs_unchanged_with_nccl_and_bare_ranks(tmp_path):
+    # before: `.to(rank)` failed ("expected a dtype ... got 0") and backend="nccl" asked for CuPy
+    pytest.importorskip("mpi4py")
+    (tmp_path / "tutorial.py").write_text(_TUTORIAL_DDP)
+    cmd = [sys.executable, "-m", "minitorch_ln", "run", "--nproc-per-node", "2", "--cuda-as-cpu", "tutorial.py"]
+    res = subprocess.run(cmd, env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = sorted(line.split(" ", 3) for line in res.stdout.splitlines() if line.startswith("RANK"))
+    assert [ln[1:3] for ln in lines] == [["0", "3.0"], ["1", "3.0"]]  # all_reduce of 1 and 2 on 'cuda:rank'
+    w0, w1 = (np.array(json.loads(ln[3])) for ln in lines)
+    mt.manual_seed(0)  # the same two steps in one process: the mean of the two ranks' gradients
+    lin = mt.nn.Linear(3, 2)
+    opt = mt.optim.SGD(lin.parameters(), lr=0.1)
+    x, y = mt.arange(12.0).reshape(4, 3) / 10, mt.ones(4, 2)
+    for _ in range(2):
+        opt.zero_grad()
+        (sum(((lin(x[r::2]) - y[r::2]) ** 2).mean() for r in range(2)) / 2).backward()
+        opt.step()
+    np.testing.assert_array_equal(w0, w1)
+    np.testing.assert_allclose(w0, lin.weight.detach().numpy().ravel(), rtol=1e-6, atol=1e-7)
