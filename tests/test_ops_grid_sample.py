@@ -295,3 +295,39 @@ def test_align_corners_must_be_a_bool_or_none():
         with pytest.raises(TypeError, match="affine_grid: expected align_corners to be a bool or None"):
             F.affine_grid(mt.zeros(1, 2, 3), (1, 1, 2, 2), align_corners=bad)
     assert F.grid_sample(x, g, align_corners=np.bool_(True)).shape == (1, 1, 2, 2)
+
+
+@pytest.mark.parametrize("padding_mode", PADDINGS)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_identity_affine_grid_on_the_borders_matches_torch_gradients(dim, padding_mode, align_corners, rng):
+    # a spatial transformer starts at the identity theta, whose grid puts points exactly on the border pixels; PyTorch
+    # gives a clipped coordinate gradient 0 on the border ("borders are considered out of bounds",
+    # clip_coordinates_set_grad); before, `clamp`'s gradient 1 there gave theta a gradient off by ~10-20
+    size = (2, 3, *(3, 4, 5)[3 - dim:])
+    theta = np.tile(np.eye(dim, dim + 1), (2, 1, 1))
+    a = rng.standard_normal(size)
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(
+            lambda t, x: F.grid_sample(x, F.affine_grid(t, size, align_corners), padding_mode=padding_mode,
+                                       align_corners=align_corners),
+            lambda t, x: torch.nn.functional.grid_sample(x, torch.nn.functional.affine_grid(t, size, align_corners),
+                                                         padding_mode=padding_mode, align_corners=align_corners),
+            [theta.astype(dtype), a.astype(dtype)])
+
+
+def test_reflection_is_exact_far_outside():
+    # the place of a point in reflection's period 2 * span is fmod(dist, 2 * span), exact for every finite float;
+    # before, dist - floor(dist / span) * span lost it past ~1e16 (PyTorch casts the flip count to int: undefined
+    # past 2^31, docs/torch_compat.md). Checked against exact rational arithmetic on the same float coordinates.
+    from fractions import Fraction
+
+    from minitorch_ln.ops.grid_sample import _reflect
+
+    size = 5  # align_corners=False: reflect about -0.5 and 4.5, span 5, period 10
+    ix = np.array([3.25, -7.75, 1e6 + 0.25, 2.0**60 + 2.0**9, -3e17, 1e30, -7.3e29, 2.0**80 * 3])
+    got = _reflect(mt.tensor(ix), -1, 2 * size - 1).numpy()
+    for x, y in zip(ix, got):
+        place = Fraction(abs(x + 0.5)) % 10  # the distance from the low edge is a float sum; the rest is exact
+        want = place - Fraction(1, 2) if place <= 5 else 10 - place - Fraction(1, 2)
+        assert abs(y - float(want)) <= 1e-12, (x, y, float(want))

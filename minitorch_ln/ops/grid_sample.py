@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+from fractions import Fraction
 
 import numpy as np
 
@@ -27,17 +28,26 @@ from ..tensor import Tensor
 from .grid_sample_cubic import cubic_weights, tap_coordinates
 from .matmul import matmul
 from .scatter import gather
-from .selection import clamp, where
+from .selection import where
 
 __all__ = ["affine_grid", "grid_sample"]
 
 
 def _base_coords(n: int, align_corners: bool, xp, dtype):
     """The normalized coordinate of each of ``n`` pixel centres (``-1`` and ``1`` at the corner pixels'
-    centres with ``align_corners``, at their outer edges without)."""
-    if align_corners:
-        return xp.linspace(-1.0, 1.0, n, dtype=dtype) if n > 1 else xp.zeros(n, dtype=dtype)
-    return ((xp.arange(n, dtype=dtype) * 2 + 1) / n - 1).astype(dtype)  # (n,)
+    centres with ``align_corners``, at their outer edges without), rounded as PyTorch's ``linspace_from_neg_one``
+    (``AffineGridGenerator.cpp``) on the CPU: ``linspace(-1, 1, n)`` from each end to the middle, each value
+    ``±1 ∓ k * step`` rounded once (a fused multiply-add), then ``* (n - 1) / n`` without ``align_corners``. An
+    identity ``theta`` puts points exactly on pixels, the kinks of the interpolation, where a last-bit difference
+    from PyTorch's grid changes the gradient."""
+    if n <= 1:
+        return xp.zeros(n, dtype=dtype)
+    scalar = np.dtype(dtype).type
+    step = Fraction(float(scalar(2) / scalar(n - 1)))  # (n,) below: exact, then rounded once into the dtype
+    r = np.array([float(-1 + i * step if i < n // 2 else 1 - (n - 1 - i) * step) for i in range(n)]).astype(dtype)
+    if not align_corners:
+        r = r * scalar(n - 1) / scalar(n)
+    return xp.asarray(r.astype(dtype))
 
 
 def _check_align(align_corners, who: str) -> bool:
@@ -102,24 +112,40 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
 
 
 def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
-    """``coord`` reflected into ``[twice_low / 2, twice_high / 2]`` (PyTorch's ``reflect_coordinates``)."""
+    """``coord`` reflected into ``[twice_low / 2, twice_high / 2]`` (PyTorch's ``reflect_coordinates``).
+
+    The place in the period ``2 * span`` is ``fmod(dist, 2 * span)``, exact for every finite ``dist``: PyTorch's
+    ``floor(dist / span)`` flip count rounds (float32 far outside the image, and it casts counts past 2^31 to int)
+    and can take the wrong side of a fold (docs/torch_compat.md)."""
     if twice_low == twice_high:
         return coord * 0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
+    xp = get_array_module(coord.array)
     dist = (coord - low).abs()
-    flips = np.floor(get_array_module(dist.array).asarray(dist.detach().array) / span)  # no gradient: a step
-    extra = dist - Tensor._from_op((flips * span).astype(dist.array.dtype))
-    even = Tensor._from_op(flips % 2 == 0)
-    return where(even, extra + low, span - extra + low)
+    place = xp.fmod(dist.detach().array, 2 * span)  # exact; no gradient: the folds are steps
+    # exactly `place` in value (dist - dist is 0), with dist's gradient
+    in_period = (dist - dist.detach()) + Tensor._from_op(place.astype(dist.array.dtype))
+    return where(Tensor._from_op(place <= span), in_period + low, 2 * span - in_period + low)
+
+
+def _clip(ix: Tensor, size: int) -> Tensor:
+    """``ix`` clipped to ``[0, size - 1]``, with gradient 1 strictly inside and 0 on and past the borders, as
+    PyTorch's ``clip_coordinates_set_grad`` ("borders are considered out of bounds"; ``clamp``'s gradient is 1
+    on them, which gave the identity ``affine_grid``'s ``theta`` another gradient than PyTorch's)."""
+    xp = get_array_module(ix.array)
+    arr = ix.detach().array
+    with np.errstate(invalid="ignore"):  # NaN: outside, and stays NaN
+        inside = (arr > 0) & (arr < size - 1)
+    return where(Tensor._from_op(inside), ix, Tensor._from_op(xp.clip(arr, 0, size - 1)))
 
 
 def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
     ix = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
-        ix = clamp(ix, 0, size - 1)
+        ix = _clip(ix, size)
     elif padding_mode == "reflection":
         ix = _reflect(ix, 0, 2 * (size - 1)) if align_corners else _reflect(ix, -1, 2 * size - 1)
-        ix = clamp(ix, 0, size - 1)
+        ix = _clip(ix, size)
     return ix
 
 
