@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 _peak: dict = {}  # device index -> the largest used_bytes() seen
+_as_cpu_index = [0]  # under `run --cuda-as-cpu`: the index the script last set (current_device answers it)
 
 
 def is_available() -> bool:
@@ -82,7 +83,10 @@ def _check_cuda_spec(dev, who: str) -> None:
 
 
 def current_device() -> int:
-    """The index of the current GPU. Raises DeviceError without a GPU (as PyTorch raises)."""
+    """The index of the current GPU. Raises DeviceError without a GPU (as PyTorch raises); under ``run
+    --cuda-as-cpu``, the index last given to :func:`set_device` (0 at first), a name of the CPU."""
+    if _as_cpu():
+        return _as_cpu_index[0]
     return _index(None)
 
 
@@ -93,6 +97,10 @@ def set_device(device) -> None:
         return
     if _as_cpu():  # `run --cuda-as-cpu`: every 'cuda:N' is the CPU
         _check_cuda_spec(device, "set_device")
+        if isinstance(device, int):
+            _as_cpu_index[0] = device
+        elif isinstance(device, str):
+            _as_cpu_index[0] = int(device.partition(":")[2] or 0)
         return
     index = _index(device)
     _cupy().cuda.runtime.setDevice(index)
@@ -191,7 +199,12 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def get_device_name(device=None) -> str:
-    """The GPU's name, e.g. ``"NVIDIA H200"``. Raises DeviceError without a GPU (as PyTorch raises)."""
+    """The GPU's name, e.g. ``"NVIDIA H200"``. Raises DeviceError without a GPU (as PyTorch raises); under ``run
+    --cuda-as-cpu``, says that the CPU stands for it."""
+    if _as_cpu():
+        if device is not None:
+            _check_cuda_spec(device, "get_device_name")
+        return "CPU (minitorch-ln run --cuda-as-cpu)"
     index = _index(device)
     name = _cupy().cuda.runtime.getDeviceProperties(index)["name"]
     return name.decode() if isinstance(name, bytes) else str(name)

@@ -164,3 +164,15 @@ def test_the_pytorch_ddp_tutorial_runs_unchanged_with_nccl_and_bare_ranks(tmp_pa
         opt.step()
     np.testing.assert_array_equal(w0, w1)
     np.testing.assert_allclose(w0, lin.weight.detach().numpy().ravel(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.skipif(backend.cuda_is_available(), reason="a real GPU answers; the mapping is for machines without")
+def test_current_device_and_name_answer_for_the_cpu(cuda_as_cpu, monkeypatch):
+    # before: both said "device 'cuda' needs CuPy", though the run was asked to take 'cuda' as the CPU
+    monkeypatch.setattr(cuda, "_as_cpu_index", [0])
+    assert cuda.current_device() == 0
+    cuda.set_device("cuda:3")
+    assert cuda.current_device() == 3
+    cuda.set_device(1)
+    assert cuda.current_device() == 1
+    assert "--cuda-as-cpu" in cuda.get_device_name() and "CPU" in cuda.get_device_name(0)
