@@ -331,3 +331,20 @@ def test_reflection_is_exact_far_outside():
         place = Fraction(abs(x + 0.5)) % 10  # the distance from the low edge is a float sum; the rest is exact
         want = place - Fraction(1, 2) if place <= 5 else 10 - place - Fraction(1, 2)
         assert abs(y - float(want)) <= 1e-12, (x, y, float(want))
+
+
+@pytest.mark.parametrize("dim,mode,padding_mode,align_corners", CASES)
+def test_a_non_finite_pixel_reaches_only_the_points_that_read_it(dim, mode, padding_mode, align_corners, rng):
+    # taps outside the image read pixel 0 and were zeroed by a 0 weight: NaN or inf at pixel 0 times 0 made NaN at
+    # points that never read it (PyTorch skips outside taps); the input's gradient stays finite
+    for bad in (np.nan, np.inf):
+        a = rng.standard_normal((1, 2, *(4, 5, 6)[:dim]))
+        a[:, :, *([0] * dim)] = bad
+        g = rng.uniform(-1.3, 1.3, (1, 12, *([2] * (dim - 1)), dim))
+        kw = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
+        want = torch.nn.functional.grid_sample(torch.tensor(a), torch.tensor(g), **kw).numpy()
+        x = mt.tensor(a, requires_grad=True)
+        out = F.grid_sample(x, mt.tensor(g), **kw)
+        np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12, atol=1e-12)  # NaN where PyTorch's
+        out.backward(mt.tensor(rng.standard_normal(want.shape)))
+        assert np.isfinite(x.grad.numpy()).all()

@@ -152,7 +152,7 @@ def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bo
 def _read(flat: Tensor, taps, sizes) -> tuple[Tensor, object]:
     """``input[n, c, *tap]`` for taps given as one float array ``(N, P)`` of integer positions per spatial dim
     (D, H, W order; anything — negative, too large, NaN, ±inf — where outside): the values ``(N, C, P)``
-    (arbitrary where outside) and the mask ``(N, P)`` of the taps inside the image."""
+    (0 where outside) and the mask ``(N, P)`` of the taps inside the image."""
     xp = get_array_module(flat.array)
     inside = xp.ones(taps[0].shape, dtype=bool)  # (N, P)
     idx = xp.zeros(taps[0].shape, dtype=np.int64)  # (N, P): row-major index into D*H*W
@@ -164,6 +164,9 @@ def _read(flat: Tensor, taps, sizes) -> tuple[Tensor, object]:
     idx = xp.where(inside, idx, 0)
     n, c, _ = flat.shape
     vals = gather(flat, 2, Tensor._from_op(xp.broadcast_to(idx[:, None, :], (n, c, idx.shape[1])).copy()))
+    # an outside tap read pixel 0: a 0 in its place, not a 0 weight, since a NaN or inf there times 0 is NaN
+    # (PyTorch skips such taps)
+    vals = where(Tensor._from_op(inside[:, None, :]), vals, 0.0)
     return vals, inside  # (N, C, P), (N, P)
 
 
@@ -190,8 +193,8 @@ def _linear(flat: Tensor, coords, sizes) -> Tensor:
 def _nearest(flat: Tensor, coords, sizes) -> Tensor:
     """The pixel nearest each point (ties to even, as PyTorch's ``nearbyint``); outside reads 0."""
     xp = get_array_module(flat.array)
-    vals, inside = _read(flat, [xp.round(c.detach().array) for c in coords], sizes)
-    return where(inside[:, None, :], vals, 0.0)  # (N, C, P)
+    vals, _ = _read(flat, [xp.round(c.detach().array) for c in coords], sizes)
+    return vals  # (N, C, P)
 
 
 def _bicubic(flat: Tensor, gxy: Tensor, sizes, padding_mode: str, align: bool) -> Tensor:
