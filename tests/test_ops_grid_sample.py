@@ -339,7 +339,7 @@ def test_a_non_finite_pixel_reaches_only_the_points_that_read_it(dim, mode, padd
     # points that never read it (PyTorch skips outside taps); the input's gradient stays finite
     for bad in (np.nan, np.inf):
         a = rng.standard_normal((1, 2, *(4, 5, 6)[:dim]))
-        a[:, :, *([0] * dim)] = bad
+        a[(slice(None), slice(None), *([0] * dim))] = bad
         g = rng.uniform(-1.3, 1.3, (1, 12, *([2] * (dim - 1)), dim))
         kw = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
         want = torch.nn.functional.grid_sample(torch.tensor(a), torch.tensor(g), **kw).numpy()
