@@ -348,3 +348,20 @@ def test_a_non_finite_pixel_reaches_only_the_points_that_read_it(dim, mode, padd
         np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12, atol=1e-12)  # NaN where PyTorch's
         out.backward(mt.tensor(rng.standard_normal(want.shape)))
         assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_cpu_autocast_samples_in_float32_as_pytorch(rng):
+    # grid_sampler is on PyTorch's CPU float32 autocast list: float16/bfloat16 inputs (even of two dtypes) are sampled
+    # in float32; before, they stayed in their lower precision (or were refused as two dtypes)
+    a, g = rng.standard_normal((1, 2, 4, 5)), rng.uniform(-1.2, 1.2, (1, 3, 2, 2))
+    for dt_a, dt_g in (("bfloat16", "bfloat16"), ("float16", "float16"), ("float16", "float32")):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            want = torch.nn.functional.grid_sample(torch.tensor(a).to(getattr(torch, dt_a)),
+                                                   torch.tensor(g).to(getattr(torch, dt_g)), align_corners=False)
+        with mt.autocast("cpu", dtype=mt.bfloat16):
+            got = F.grid_sample(mt.tensor(a).to(getattr(mt, dt_a)), mt.tensor(g).to(getattr(mt, dt_g)),
+                                align_corners=False)
+        assert got.dtype == mt.float32 and want.dtype == torch.float32
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    with mt.autocast("cpu", dtype=mt.bfloat16):  # float64 is never cast
+        assert F.grid_sample(mt.tensor(a), mt.tensor(g), align_corners=False).dtype == mt.float64

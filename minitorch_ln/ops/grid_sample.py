@@ -25,6 +25,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
+from .autocast_policies import autocast
 from .grid_sample_cubic import cubic_weights, tap_coordinates
 from .matmul import matmul
 from .scatter import gather
@@ -234,6 +235,7 @@ class _NearestGridGrad(Function):
         return dy, Tensor._from_op(get_array_module(dy.array).zeros(ctx.grid_shape, dtype=dy.dtype))
 
 
+@autocast("grid_sampler")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` at the normalized points ``grid`` (x, then y, then z, in ``[-1, 1]``), as
