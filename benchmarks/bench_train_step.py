@@ -54,7 +54,11 @@ def _parse(argv):
     p.add_argument("--only", choices=("mt", "torch", "jax", "compile"), default=None, help="time one library (for profiling)")
     p.add_argument("--no-jax", action="store_true", help="leave JAX out even where it is installed")
     p.add_argument("--compile", action="store_true", help="add torch.compile (inductor) as a peer")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.only == "jax" and args.no_jax:
+        p.error("--only jax times JAX alone, --no-jax leaves it out: give one of them")
+    args.compile = args.compile or args.only == "compile"  # timing torch.compile alone needs it built
+    return args
 
 
 ARGS = _parse(sys.argv[1:] if __name__ == "__main__" else [])
@@ -230,6 +234,8 @@ def main(args=ARGS):
     print(versions + f"minitorch_ln kernels: {kernels.get_num_threads()} threads; "
           f"{'CPU' if args.single_thread else 'wall'} time per step, best (median)")
     if jax_missing:
+        if args.only == "jax":
+            raise SystemExit(f"bench_train_step.py: --only jax, but JAX is {jax_missing}")
         print(f"JAX {jax_missing}")
     with_compile = args.compile and args.only in (None, "compile")
     if with_compile:

@@ -57,7 +57,7 @@ CUDA_AS_CPU = os.environ.get(CUDA_AS_CPU_ENV, "") == "1"
 
 
 class Device:
-    """A device: ``Device("cpu")``, ``Device("cuda")`` (GPU 0) or ``Device("cuda:1")``.
+    """A device: ``Device("cpu")``, ``Device("cuda")`` (GPU 0), ``Device("cuda:1")`` or ``Device(1)`` (``"cuda:1"``).
 
     Compares equal to its string form, so ``t.device == "cpu"`` works as in PyTorch. Under
     ``minitorch-ln run --cuda-as-cpu`` (:data:`CUDA_AS_CPU`) ``"cuda"`` and ``"cuda:N"`` parse as the CPU.
@@ -69,6 +69,10 @@ class Device:
         if isinstance(spec, Device):
             self.type, self.index = spec.type, spec.index
             return
+        if isinstance(spec, (int, np.integer)) and not isinstance(spec, (bool, np.bool_)):
+            if spec < 0:  # PyTorch: "Device index must not be negative"
+                raise DeviceError(f"expected a device index >= 0 (GPU N, as 'cuda:N'), got {spec}")
+            spec = f"cuda:{int(spec)}"  # as PyTorch: a bare index names a GPU (`model.to(rank)` in DDP scripts)
         if not isinstance(spec, str):
             raise DeviceError(f"expected a device string such as 'cpu' or 'cuda:0', got {spec!r}")
         kind, _, idx = spec.strip().lower().partition(":")

@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 _peak: dict = {}  # device index -> the largest used_bytes() seen
+_as_cpu_index = [0]  # under `run --cuda-as-cpu`: the index the script last set (current_device answers it)
 
 
 def is_available() -> bool:
@@ -64,8 +65,28 @@ def _index(dev) -> int:
     return index
 
 
+def _as_cpu() -> bool:
+    """True under ``minitorch-ln run --cuda-as-cpu`` on a machine whose GPU does not answer."""
+    return backend.CUDA_AS_CPU and not is_available()
+
+
+def _check_cuda_spec(dev, who: str) -> None:
+    """Under ``--cuda-as-cpu``: refuse what PyTorch refuses (not an index, ``"cuda:N"`` or a CUDA device; ``"cpu"``),
+    though every GPU named is the CPU."""
+    if isinstance(dev, bool) or not isinstance(dev, (int, str, backend.Device)):
+        raise TypeError(f"{who}: expected a device index, 'cuda:N' or a device, got {type(dev).__name__}")
+    if isinstance(dev, str):
+        backend.device(dev)  # a malformed string still raises
+    # a Device made from "cuda:N" is the CPU here too, so only the spelling "cpu" can be told apart
+    if isinstance(dev, str) and dev.strip().lower().startswith("cpu"):
+        raise ValueError(f"{who}: expected a CUDA device, got {dev!r}")
+
+
 def current_device() -> int:
-    """The index of the current GPU. Raises DeviceError without a GPU (as PyTorch raises)."""
+    """The index of the current GPU. Raises DeviceError without a GPU (as PyTorch raises); under ``run
+    --cuda-as-cpu``, the index last given to :func:`set_device` (0 at first), a name of the CPU."""
+    if _as_cpu():
+        return _as_cpu_index[0]
     return _index(None)
 
 
@@ -74,11 +95,12 @@ def set_device(device) -> None:
     ignored, as in PyTorch. Raises DeviceError without a GPU or for an index out of range."""
     if isinstance(device, int) and not isinstance(device, bool) and device < 0:
         return
-    if backend.CUDA_AS_CPU and not is_available():  # `run --cuda-as-cpu`: every 'cuda:N' is the CPU
-        if isinstance(device, bool) or not isinstance(device, (int, str, backend.Device)):
-            raise TypeError(f"expected a device index, 'cuda:N' or a device, got {type(device).__name__}")
-        if isinstance(device, str):
-            backend.device(device)  # a malformed string still raises
+    if _as_cpu():  # `run --cuda-as-cpu`: every 'cuda:N' is the CPU
+        _check_cuda_spec(device, "set_device")
+        if isinstance(device, int):
+            _as_cpu_index[0] = device
+        elif isinstance(device, str):
+            _as_cpu_index[0] = int(device.partition(":")[2] or 0)
         return
     index = _index(device)
     _cupy().cuda.runtime.setDevice(index)
@@ -91,13 +113,17 @@ def manual_seed(seed: int) -> None:
     replaces only the current GPU's generator, leaving the CPU's stream where it is.
     """
     _check_seed(seed)
-    if is_available():
+    if _as_cpu():  # `run --cuda-as-cpu`: the script's GPU is the CPU, so is its generator
+        backend.manual_seed(int(seed) % 2**64)
+    elif is_available():
         _seed_gpu(current_device(), int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
     """Seed every GPU's generator (ignored without a GPU, as in PyTorch)."""
     _check_seed(seed)
+    if _as_cpu():
+        backend.manual_seed(int(seed) % 2**64)
     for i in range(device_count()):
         _seed_gpu(i, int(seed))
 
@@ -118,7 +144,9 @@ def _seed_gpu(index: int, seed: int) -> None:
 def synchronize(device=None) -> None:
     """Wait for all work queued on ``device`` (default: the current GPU). Raises DeviceError without a GPU
     (under ``run --cuda-as-cpu`` there is nothing to wait for: the CPU's work is done when a call returns)."""
-    if backend.CUDA_AS_CPU and not is_available():
+    if _as_cpu():
+        if device is not None:
+            _check_cuda_spec(device, "synchronize")
         return
     cp = _cupy()
     with cp.cuda.Device(_index(device)):
@@ -171,7 +199,12 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def get_device_name(device=None) -> str:
-    """The GPU's name, e.g. ``"NVIDIA H200"``. Raises DeviceError without a GPU (as PyTorch raises)."""
+    """The GPU's name, e.g. ``"NVIDIA H200"``. Raises DeviceError without a GPU (as PyTorch raises); under ``run
+    --cuda-as-cpu``, says that the CPU stands for it."""
+    if _as_cpu():
+        if device is not None:
+            _check_cuda_spec(device, "get_device_name")
+        return "CPU (minitorch-ln run --cuda-as-cpu)"
     index = _index(device)
     name = _cupy().cuda.runtime.getDeviceProperties(index)["name"]
     return name.decode() if isinstance(name, bytes) else str(name)

@@ -182,6 +182,7 @@ def _args_for(name):
         "index_put": lambda: mt.index_put(a.half(), (mt.tensor([0]),), a[0]),
         "binary_cross_entropy": lambda: F.binary_cross_entropy(pos.half(), pos.half()),
         "nan_to_num": lambda: a.half().nan_to_num(),
+        "grid_sampler": lambda: F.grid_sample(a.half()[None, None], mt.zeros(1, 2, 2, 2), align_corners=False),
     }
     unary = {"acos": pos, "asin": pos, "cosh": a, "sinh": a, "tan": pos, "erfinv": pos * 0.5, "exp": a, "log": pos,
              "rsqrt": pos, "expm1": a, "log10": pos, "log2": pos, "log1p": pos, "reciprocal": pos}

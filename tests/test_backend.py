@@ -49,7 +49,8 @@ def test_device_repr_and_none():
 @pytest.mark.parametrize(
     "bad, words",
     [("gpu", "expected 'cpu', 'cuda' or 'cuda:N'"), ("cuda:x", "must be an integer"), ("cpu:1", "no index"),
-     ("", "unknown device"), (0, "expected a device string"), (None.__class__, "expected a device string")],
+     ("", "unknown device"), (1.5, "expected a device string"), (-1, "device index >= 0"),
+     (None.__class__, "expected a device string")],  # a bare index >= 0 is GPU N, as PyTorch's torch.device(0)
 )
 def test_bad_device_strings(bad, words):
     with pytest.raises(DeviceError, match=words):

@@ -9,6 +9,7 @@ resampling, hand-worked bicubic values that tell the padding modes apart, bad in
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -270,3 +271,97 @@ def test_grid_sampler_bad_input():
         mt.grid_sampler_3d(x5, g5, 2, 0, False)
     with pytest.raises(TypeError, match="align_corners must be a bool, got NoneType"):
         mt.affine_grid_generator(mt.zeros(1, 2, 3), [1, 1, 2, 2], None)
+
+
+def test_affine_grid_refuses_empty_negative_and_fractional_sizes():
+    # PyTorch: "Expected non-zero, positive output size"; before, a 0 gave an empty grid, a -1 NumPy's bare "negative
+    # dimensions are not allowed", and 4.5 was silently truncated to 4
+    theta2, theta3 = mt.zeros(2, 2, 3), mt.zeros(2, 3, 4)
+    for theta, size in ((theta2, (2, 3, 0, 5)), (theta3, (2, 3, 2, 0, 1)), (theta2, (2, 3, -1, 4))):
+        with pytest.raises(ValueError, match="non-zero, positive output size, got " + re.escape(str(size))):
+            F.affine_grid(theta, size, align_corners=False)
+    with pytest.raises(TypeError, match="size to be a sequence of ints, got \\(2, 3, 4.5, 5\\)"):
+        F.affine_grid(theta2, (2, 3, 4.5, 5), align_corners=False)
+    assert tuple(F.affine_grid(theta2, mt.Size([2, 3, 4, 5]), align_corners=False).shape) == (2, 4, 5, 2)
+
+
+def test_align_corners_must_be_a_bool_or_none():
+    # PyTorch refuses a non-bool (grid_sampler's argument parser); before, "False" was read for its truth: True
+    x, g = mt.zeros(1, 1, 2, 2), mt.zeros(1, 2, 2, 2)
+    for bad in ("False", 1):
+        with pytest.raises(TypeError, match=f"grid_sample: expected align_corners to be a bool or None, got "
+                                            f"{type(bad).__name__}"):
+            F.grid_sample(x, g, align_corners=bad)
+        with pytest.raises(TypeError, match="affine_grid: expected align_corners to be a bool or None"):
+            F.affine_grid(mt.zeros(1, 2, 3), (1, 1, 2, 2), align_corners=bad)
+    assert F.grid_sample(x, g, align_corners=np.bool_(True)).shape == (1, 1, 2, 2)
+
+
+@pytest.mark.parametrize("padding_mode", PADDINGS)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_identity_affine_grid_on_the_borders_matches_torch_gradients(dim, padding_mode, align_corners, rng):
+    # a spatial transformer starts at the identity theta, whose grid puts points exactly on the border pixels; PyTorch
+    # gives a clipped coordinate gradient 0 on the border ("borders are considered out of bounds",
+    # clip_coordinates_set_grad); before, `clamp`'s gradient 1 there gave theta a gradient off by ~10-20
+    size = (2, 3, *(3, 4, 5)[3 - dim:])
+    theta = np.tile(np.eye(dim, dim + 1), (2, 1, 1))
+    a = rng.standard_normal(size)
+    for dtype in (np.float64, np.float32):
+        compare_with_torch(
+            lambda t, x: F.grid_sample(x, F.affine_grid(t, size, align_corners), padding_mode=padding_mode,
+                                       align_corners=align_corners),
+            lambda t, x: torch.nn.functional.grid_sample(x, torch.nn.functional.affine_grid(t, size, align_corners),
+                                                         padding_mode=padding_mode, align_corners=align_corners),
+            [theta.astype(dtype), a.astype(dtype)])
+
+
+def test_reflection_is_exact_far_outside():
+    # the place of a point in reflection's period 2 * span is fmod(dist, 2 * span), exact for every finite float;
+    # before, dist - floor(dist / span) * span lost it past ~1e16 (PyTorch casts the flip count to int: undefined
+    # past 2^31, docs/torch_compat.md). Checked against exact rational arithmetic on the same float coordinates.
+    from fractions import Fraction
+
+    from minitorch_ln.ops.grid_sample import _reflect
+
+    size = 5  # align_corners=False: reflect about -0.5 and 4.5, span 5, period 10
+    ix = np.array([3.25, -7.75, 1e6 + 0.25, 2.0**60 + 2.0**9, -3e17, 1e30, -7.3e29, 2.0**80 * 3])
+    got = _reflect(mt.tensor(ix), -1, 2 * size - 1).numpy()
+    for x, y in zip(ix, got):
+        place = Fraction(abs(x + 0.5)) % 10  # the distance from the low edge is a float sum; the rest is exact
+        want = place - Fraction(1, 2) if place <= 5 else 10 - place - Fraction(1, 2)
+        assert abs(y - float(want)) <= 1e-12, (x, y, float(want))
+
+
+@pytest.mark.parametrize("dim,mode,padding_mode,align_corners", CASES)
+def test_a_non_finite_pixel_reaches_only_the_points_that_read_it(dim, mode, padding_mode, align_corners, rng):
+    # taps outside the image read pixel 0 and were zeroed by a 0 weight: NaN or inf at pixel 0 times 0 made NaN at
+    # points that never read it (PyTorch skips outside taps); the input's gradient stays finite
+    for bad in (np.nan, np.inf):
+        a = rng.standard_normal((1, 2, *(4, 5, 6)[:dim]))
+        a[(slice(None), slice(None), *([0] * dim))] = bad
+        g = rng.uniform(-1.3, 1.3, (1, 12, *([2] * (dim - 1)), dim))
+        kw = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
+        want = torch.nn.functional.grid_sample(torch.tensor(a), torch.tensor(g), **kw).numpy()
+        x = mt.tensor(a, requires_grad=True)
+        out = F.grid_sample(x, mt.tensor(g), **kw)
+        np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12, atol=1e-12)  # NaN where PyTorch's
+        out.backward(mt.tensor(rng.standard_normal(want.shape)))
+        assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_cpu_autocast_samples_in_float32_as_pytorch(rng):
+    # grid_sampler is on PyTorch's CPU float32 autocast list: float16/bfloat16 inputs (even of two dtypes) are sampled
+    # in float32; before, they stayed in their lower precision (or were refused as two dtypes)
+    a, g = rng.standard_normal((1, 2, 4, 5)), rng.uniform(-1.2, 1.2, (1, 3, 2, 2))
+    for dt_a, dt_g in (("bfloat16", "bfloat16"), ("float16", "float16"), ("float16", "float32")):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            want = torch.nn.functional.grid_sample(torch.tensor(a).to(getattr(torch, dt_a)),
+                                                   torch.tensor(g).to(getattr(torch, dt_g)), align_corners=False)
+        with mt.autocast("cpu", dtype=mt.bfloat16):
+            got = F.grid_sample(mt.tensor(a).to(getattr(mt, dt_a)), mt.tensor(g).to(getattr(mt, dt_g)),
+                                align_corners=False)
+        assert got.dtype == mt.float32 and want.dtype == torch.float32
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    with mt.autocast("cpu", dtype=mt.bfloat16):  # float64 is never cast
+        assert F.grid_sample(mt.tensor(a), mt.tensor(g), align_corners=False).dtype == mt.float64

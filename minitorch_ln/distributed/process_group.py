@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from .. import backend as _backend
 from . import faults
 from ._mpi import load_mpi, mpi_available
 from .work import ReduceOp, Work
@@ -174,7 +175,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
                                   ("RANK (environment)", _env_int("RANK"), mpi_rank), ("rank", rank, mpi_rank)):
         _check_against_mpi(what, given, expected, mpi_rank, mpi_size)
     pg = ProcessGroup(world.Dup(), str(name))
-    if name == "nccl":
+    # under `run --cuda-as-cpu` without a GPU every tensor is a CPU tensor: "nccl" is MPI's, as "gloo" (nanoGPT's
+    # default backend then runs unchanged)
+    if name == "nccl" and not (_backend.CUDA_AS_CPU and not _backend.cuda_is_available()):
         from .nccl import make_communicator  # noqa: PLC0415
 
         pg.nccl = make_communicator(pg.comm, device_id)

@@ -170,8 +170,9 @@ class StateDictMixin:
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
-            elif isinstance(a, (str, backend.Device)) and not (isinstance(a, str) and a in backend._DTYPE_NAMES):
-                device = a
+            elif isinstance(a, (str, backend.Device, int)) and not isinstance(a, bool) and not (
+                    isinstance(a, str) and a in backend._DTYPE_NAMES):
+                device = a  # an int is a GPU index, as PyTorch's `model.to(rank)`
             else:
                 dtype = a
         dt = backend.as_dtype(dtype) if dtype is not None else None

@@ -90,6 +90,8 @@ POLICIES = {
     "cosine_similarity": (_CUDA_FP32, [("distance", "cosine_similarity")], []),
     "normalize": (_CUDA_FP32, [("distance", "normalize")], []),
     "cdist": (_BOTH_FP32, [("distance", "cdist")], []),
+    # PyTorch's CPU list has grid_sampler (2d, 3d) in float32; CUDA promotes its two inputs to the wider dtype
+    "grid_sampler": ({"cuda": "promote", "cpu": "fp32"}, [("grid_sample", "grid_sample")], []),
     "quantile": ({"cpu": "fp32"}, [("sorting", "quantile")], ["quantile"]),
     "poisson_nll_loss": (_BOTH_FP32, [("loss_regression", "poisson_nll_loss")], []),
     "kl_div": (_BOTH_FP32, [("loss_regression", "kl_div")], []),

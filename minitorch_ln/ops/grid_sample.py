@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
+from fractions import Fraction
 
 import numpy as np
 
@@ -23,20 +25,38 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, OptionError, ShapeError
 from ..tensor import Tensor
+from .autocast_policies import autocast
 from .grid_sample_cubic import cubic_weights, tap_coordinates
 from .matmul import matmul
 from .scatter import gather
-from .selection import clamp, where
+from .selection import where
 
 __all__ = ["affine_grid", "grid_sample"]
 
 
 def _base_coords(n: int, align_corners: bool, xp, dtype):
     """The normalized coordinate of each of ``n`` pixel centres (``-1`` and ``1`` at the corner pixels'
-    centres with ``align_corners``, at their outer edges without)."""
-    if align_corners:
-        return xp.linspace(-1.0, 1.0, n, dtype=dtype) if n > 1 else xp.zeros(n, dtype=dtype)
-    return ((xp.arange(n, dtype=dtype) * 2 + 1) / n - 1).astype(dtype)  # (n,)
+    centres with ``align_corners``, at their outer edges without), rounded as PyTorch's ``linspace_from_neg_one``
+    (``AffineGridGenerator.cpp``) on the CPU: ``linspace(-1, 1, n)`` from each end to the middle, each value
+    ``±1 ∓ k * step`` rounded once (a fused multiply-add), then ``* (n - 1) / n`` without ``align_corners``. An
+    identity ``theta`` puts points exactly on pixels, the kinks of the interpolation, where a last-bit difference
+    from PyTorch's grid changes the gradient."""
+    if n <= 1:
+        return xp.zeros(n, dtype=dtype)
+    scalar = np.dtype(dtype).type
+    step = Fraction(float(scalar(2) / scalar(n - 1)))  # (n,) below: exact, then rounded once into the dtype
+    r = np.array([float(-1 + i * step if i < n // 2 else 1 - (n - 1 - i) * step) for i in range(n)]).astype(dtype)
+    if not align_corners:
+        r = r * scalar(n - 1) / scalar(n)
+    return xp.asarray(r.astype(dtype))
+
+
+def _check_align(align_corners, who: str) -> bool:
+    """``align_corners`` as a bool (None means False); anything else is refused rather than read for its truth,
+    so that ``"False"`` does not silently mean True."""
+    if align_corners is not None and not isinstance(align_corners, (bool, np.bool_)):
+        raise TypeError(f"{who}: expected align_corners to be a bool or None, got {type(align_corners).__name__}")
+    return bool(align_corners)
 
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
@@ -52,10 +72,16 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     ``theta``.
 
     Raises:
-        ShapeError: ``size`` not 4 or 5 long, or ``theta`` not ``(N, 2, 3)`` / ``(N, 3, 4)`` for it.
+        ShapeError: ``size`` not 4 or 5 long, a size that is not positive, or ``theta`` not ``(N, 2, 3)`` /
+            ``(N, 3, 4)`` for it.
         DtypeError: a ``theta`` that is not floating.
+        TypeError: a ``size`` entry that is not an int, or an ``align_corners`` that is not a bool or None.
     """
-    size = tuple(int(s) for s in size)
+    try:
+        size = tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"affine_grid: expected size to be a sequence of ints, got {size!r}") from None
+    align = _check_align(align_corners, "affine_grid")
     if len(size) not in (4, 5):
         raise ShapeError(f"affine_grid: only 4-D sizes (N, C, H, W) and 5-D sizes (N, C, D, H, W) are supported, "
                          f"for 2-D and 3-D affine transforms, got size {size}")
@@ -67,13 +93,15 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if tuple(theta.shape) != (size[0], k, k + 1):
         raise ShapeError(f"affine_grid: expected a floating theta of shape (N, {k}, {k + 1}) = {(size[0], k, k + 1)} "
                          f"({k}-D affine matrices) for size {list(size)}, got {tuple(theta.shape)}")
+    if min(size) <= 0:
+        raise ShapeError(f"affine_grid: expected a non-zero, positive output size, got {size}")
     spatial = size[2:]  # (H, W) or (D, H, W)
     xp, dt = get_array_module(theta.array), theta.dtype
     base = xp.ones((*spatial, k + 1), dtype=dt)  # (H, W, 3) or (D, H, W, 4): x, y[, z], 1
     for j, n_j in enumerate(reversed(spatial)):  # x runs along W, y along H, z along D
         along = [1] * k
         along[k - 1 - j] = n_j
-        base[..., j] = _base_coords(n_j, bool(align_corners), xp, dt).reshape(along)
+        base[..., j] = _base_coords(n_j, align, xp, dt).reshape(along)
     grid = matmul(Tensor._from_op(base.reshape(1, math.prod(spatial), k + 1)), theta.transpose(1, 2))  # (N, P, k)
     return grid.reshape(size[0], *spatial, k)
 
@@ -85,31 +113,47 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
 
 
 def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
-    """``coord`` reflected into ``[twice_low / 2, twice_high / 2]`` (PyTorch's ``reflect_coordinates``)."""
+    """``coord`` reflected into ``[twice_low / 2, twice_high / 2]`` (PyTorch's ``reflect_coordinates``).
+
+    The place in the period ``2 * span`` is ``fmod(dist, 2 * span)``, exact for every finite ``dist``: PyTorch's
+    ``floor(dist / span)`` flip count rounds (float32 far outside the image, and it casts counts past 2^31 to int)
+    and can take the wrong side of a fold (docs/torch_compat.md)."""
     if twice_low == twice_high:
         return coord * 0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
+    xp = get_array_module(coord.array)
     dist = (coord - low).abs()
-    flips = np.floor(get_array_module(dist.array).asarray(dist.detach().array) / span)  # no gradient: a step
-    extra = dist - Tensor._from_op((flips * span).astype(dist.array.dtype))
-    even = Tensor._from_op(flips % 2 == 0)
-    return where(even, extra + low, span - extra + low)
+    place = xp.fmod(dist.detach().array, 2 * span)  # exact; no gradient: the folds are steps
+    # exactly `place` in value (dist - dist is 0), with dist's gradient
+    in_period = (dist - dist.detach()) + Tensor._from_op(place.astype(dist.array.dtype))
+    return where(Tensor._from_op(place <= span), in_period + low, 2 * span - in_period + low)
+
+
+def _clip(ix: Tensor, size: int) -> Tensor:
+    """``ix`` clipped to ``[0, size - 1]``, with gradient 1 strictly inside and 0 on and past the borders, as
+    PyTorch's ``clip_coordinates_set_grad`` ("borders are considered out of bounds"; ``clamp``'s gradient is 1
+    on them, which gave the identity ``affine_grid``'s ``theta`` another gradient than PyTorch's)."""
+    xp = get_array_module(ix.array)
+    arr = ix.detach().array
+    with np.errstate(invalid="ignore"):  # NaN: outside, and stays NaN
+        inside = (arr > 0) & (arr < size - 1)
+    return where(Tensor._from_op(inside), ix, Tensor._from_op(xp.clip(arr, 0, size - 1)))
 
 
 def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
     ix = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
-        ix = clamp(ix, 0, size - 1)
+        ix = _clip(ix, size)
     elif padding_mode == "reflection":
         ix = _reflect(ix, 0, 2 * (size - 1)) if align_corners else _reflect(ix, -1, 2 * size - 1)
-        ix = clamp(ix, 0, size - 1)
+        ix = _clip(ix, size)
     return ix
 
 
 def _read(flat: Tensor, taps, sizes) -> tuple[Tensor, object]:
     """``input[n, c, *tap]`` for taps given as one float array ``(N, P)`` of integer positions per spatial dim
     (D, H, W order; anything — negative, too large, NaN, ±inf — where outside): the values ``(N, C, P)``
-    (arbitrary where outside) and the mask ``(N, P)`` of the taps inside the image."""
+    (0 where outside) and the mask ``(N, P)`` of the taps inside the image."""
     xp = get_array_module(flat.array)
     inside = xp.ones(taps[0].shape, dtype=bool)  # (N, P)
     idx = xp.zeros(taps[0].shape, dtype=np.int64)  # (N, P): row-major index into D*H*W
@@ -121,6 +165,9 @@ def _read(flat: Tensor, taps, sizes) -> tuple[Tensor, object]:
     idx = xp.where(inside, idx, 0)
     n, c, _ = flat.shape
     vals = gather(flat, 2, Tensor._from_op(xp.broadcast_to(idx[:, None, :], (n, c, idx.shape[1])).copy()))
+    # an outside tap read pixel 0: a 0 in its place, not a 0 weight, since a NaN or inf there times 0 is NaN
+    # (PyTorch skips such taps)
+    vals = where(Tensor._from_op(inside[:, None, :]), vals, 0.0)
     return vals, inside  # (N, C, P), (N, P)
 
 
@@ -147,8 +194,8 @@ def _linear(flat: Tensor, coords, sizes) -> Tensor:
 def _nearest(flat: Tensor, coords, sizes) -> Tensor:
     """The pixel nearest each point (ties to even, as PyTorch's ``nearbyint``); outside reads 0."""
     xp = get_array_module(flat.array)
-    vals, inside = _read(flat, [xp.round(c.detach().array) for c in coords], sizes)
-    return where(inside[:, None, :], vals, 0.0)  # (N, C, P)
+    vals, _ = _read(flat, [xp.round(c.detach().array) for c in coords], sizes)
+    return vals  # (N, C, P)
 
 
 def _bicubic(flat: Tensor, gxy: Tensor, sizes, padding_mode: str, align: bool) -> Tensor:
@@ -188,6 +235,7 @@ class _NearestGridGrad(Function):
         return dy, Tensor._from_op(get_array_module(dy.array).zeros(ctx.grid_shape, dtype=dy.dtype))
 
 
+@autocast("grid_sampler")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` at the normalized points ``grid`` (x, then y, then z, in ``[-1, 1]``), as
@@ -211,6 +259,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             last dim is not 2 (4-D input) or 3 (5-D input), or empty spatial dims.
         OptionError: another mode or padding_mode, or bicubic with a 5-D input.
         DtypeError: non-float input or grid, or two dtypes.
+        TypeError: an ``align_corners`` that is not a bool or None.
     """
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise OptionError(f"grid_sample: expected mode to be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
@@ -236,7 +285,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if not backend.is_floating(input.dtype) or grid.dtype != input.dtype:
         raise DtypeError(f"grid_sample: expected floating input and grid of one dtype, got {input.dtype} and "
                          f"{grid.dtype}")
-    align = bool(align_corners)
+    align = _check_align(align_corners, "grid_sample")
     n, c, *sizes = input.shape  # sizes: (H, W) or (D, H, W)
     out_sizes = tuple(grid.shape[1:-1])
     g = grid.reshape(n, math.prod(out_sizes), k)  # (N, P, k): x, y[, z]

@@ -55,9 +55,7 @@ def tap_coordinates(k, size: int, padding_mode: str, align_corners: bool, xp):
         if twice_low == twice_high:  # one pixel with align_corners: every tap is that pixel
             return xp.where(xp.isnan(k), k, 0 * k)
         low, span = twice_low / 2, (twice_high - twice_low) / 2
-        dist = xp.abs(k - low)
-        flips = xp.floor(dist / span)
-        extra = xp.fmod(dist, span)
-        k = xp.where(flips % 2 == 0, extra + low, span - extra + low)
+        place = xp.fmod(xp.abs(k - low), 2 * span)  # exact (PyTorch's floor(dist / span) flip count rounds)
+        k = xp.where(place <= span, place + low, 2 * span - place + low)
         return xp.clip(k, 0, size - 1)
     return k

@@ -51,9 +51,9 @@ class _Methods:
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            elif isinstance(a, (str, backend.Device)) and not (
+            elif isinstance(a, (str, backend.Device, int)) and not isinstance(a, bool) and not (
                     isinstance(a, str) and (a in backend._DTYPE_NAMES or a in backend._UNSUPPORTED_DTYPES)):
-                device = a
+                device = a  # an int is a GPU index, as PyTorch's `x.to(rank)`
             else:
                 dtype = a
         if memory_format is not None and str(memory_format) not in ("torch.preserve_format", "torch.contiguous_format",
@@ -109,8 +109,9 @@ class _Methods:
     def cpu(self) -> "Tensor":
         return self.to("cpu")
 
-    def cuda(self, index: int = 0) -> "Tensor":
-        return self.to(f"cuda:{index}")
+    def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        """``to("cuda:N")``: ``device`` an index, ``"cuda:N"``, a device or None (GPU 0), as PyTorch."""
+        return self.to(0 if device is None else device, non_blocking=non_blocking, memory_format=memory_format)
 
 
 
