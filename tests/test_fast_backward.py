@@ -252,3 +252,84 @@ def test_bfloat16_and_complex_take_the_general_path():
 def test_the_module_registers_only_first_order_array_forms():
     assert fast_backward.__all__ == []
     assert set(engine._FAST_BACKWARD) >= {mt.ops.elementwise.Mul, mt.ops.activation.Tanh}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sigmoid_pair_is_two_sigmoids_bit_for_bit(dtype):
+    # TanhBackward and SigmoidBackward share one e^(-|x|) between σ(x) and σ(-x): the values must be those of
+    # two sigmoid_array calls (the form they replace), incl. ±0, ±inf, NaN, 0-d arrays and float16 overflow
+    from minitorch_ln.ops.fused_backward import sigmoid_array, sigmoid_pair_array
+
+    rng = np.random.default_rng(5)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([np.array(EDGES), rng.standard_normal(50) * 20]).astype(dtype)
+    for arr in (x, x[::3], x[4].copy().reshape(())):
+        s, s_neg = sigmoid_pair_array(arr)
+        assert s.dtype == s_neg.dtype == np.dtype(dtype)
+        assert s.tobytes() == sigmoid_array(arr).tobytes()
+        assert s_neg.tobytes() == sigmoid_array(-arr).tobytes()
+    # hand-worked: σ(0) = σ(-0) = 1/2; σ(inf) = 1, σ(-inf) = 0
+    s, s_neg = sigmoid_pair_array(np.array([0.0, math.inf], dtype=dtype))
+    assert s.tolist() == [0.5, 1.0] and s_neg.tolist() == [0.5, 0.0]
+
+
+# ---------------------------------------------------------------------------------- Function.apply, unrecorded
+
+
+def _forward_outputs(fn, *tensors):
+    """``fn``'s outputs (values, dtype, array type, requires_grad), with apply's one-tensor path on and off (a tracer
+    that does nothing turns it off: the general path then runs, as under ONNX export)."""
+    from minitorch_ln.autograd import function
+
+    out = []
+    for tracer in (None, lambda *a: None):
+        with mock.patch.object(function, "_tracer", tracer), np.errstate(all="ignore"):
+            r = fn(*tensors)
+        rs = r if isinstance(r, tuple) else (r,)
+        out.append([(type(t.array), t.dtype, t.shape, t.requires_grad, t.grad_fn, t.numpy().tobytes()) for t in rs])
+    return out
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int32", "int64", "bool"])
+def test_unrecorded_apply_is_the_general_path(dtype):
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = mt.tensor(np.array(EDGES).astype(dtype))
+    fns = [mt.log, mt.exp, mt.tanh, mt.relu, mt.sigmoid, lambda t: t.sum()]
+    if dtype != "bool":  # -t refuses bool (as PyTorch); abs of bool is NumPy's bare error, on both paths (not ours to fix here)
+        fns += [lambda t: -t, mt.abs]
+    for t in (x, x[4], x[::2]):  # 1-d, a 0-d view (P[a, b]), a strided view
+        for fn in fns + ([lambda t: t[3], lambda t: t[2:]] if t.ndim else []):
+            fast, general = _forward_outputs(fn, t)
+            assert fast == general
+
+
+def test_unrecorded_apply_keeps_views_history_grad_mode_and_errors():
+    # a view of a base that gained history in place afterwards: its history is brought up to date, so it records
+    w = mt.tensor([2.0, 3.0], requires_grad=True)
+    base = mt.zeros(2)
+    v = base[1]
+    base.add_(w)  # base now requires grad; v's version is stale
+    y = v.exp()
+    assert y.requires_grad
+    y.backward()
+    assert w.grad.tolist() == [0.0, pytest.approx(math.exp(3.0))]  # d e^{w1}/dw1 at w1 = 3
+    # grad mode is off inside forward and restored afterwards, also when the forward raises
+    seen = []
+
+    class Probe(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(mt.autograd.is_grad_enabled())
+            if x.ndim:
+                raise ValueError("probe")
+            return x * 2
+
+    assert Probe.apply(mt.tensor(1.5)).item() == 3.0
+    with pytest.raises(ValueError, match="probe"):
+        Probe.apply(mt.tensor([1.0]))
+    assert seen == [False, False] and mt.autograd.is_grad_enabled()
+    with mt.no_grad():
+        assert Probe.apply(mt.tensor(2.0)).item() == 4.0 and not mt.autograd.is_grad_enabled()
+    # complex and bfloat16 take the general path: its refusal of a complex input stays
+    with pytest.raises(TypeError, match="complex"):
+        mt.relu(mt.tensor([1 + 1j]))
