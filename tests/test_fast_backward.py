@@ -333,3 +333,26 @@ def test_unrecorded_apply_keeps_views_history_grad_mode_and_errors():
     # complex and bfloat16 take the general path: its refusal of a complex input stays
     with pytest.raises(TypeError, match="complex"):
         mt.relu(mt.tensor([1 + 1j]))
+
+
+def test_pow_with_a_python_number_exponent_as_before_and_as_torch():
+    # x ** n with a Python int/float skips np.ndim/np.iscomplexobj (they are true of such numbers); the branch taken
+    # is the one a NumPy scalar exponent of the same value takes (the path before the change), and PyTorch's
+    torch = pytest.importorskip("torch")
+    for dt in ("float32", "float64", "int64", "int32", "bool"):
+        x = np.array([0.0, 1.5, -2.0, 3.0]).astype(dt)
+        for p in (2, 3, 2.5, -1.0, 0, 1, True):
+            if dt in ("int64", "int32") and p == -1.0:
+                continue  # int ** -1.0 is a float tensor: compared below
+            if dt != "bool" or isinstance(p, int):
+                with np.errstate(all="ignore"):
+                    ours = (mt.tensor(x) ** p)
+                    ref = mt.tensor(x) ** (np.float64(p) if isinstance(p, float) else p)
+                    theirs = torch.tensor(x) ** p
+                assert ours.dtype == ref.dtype and ours.numpy().tobytes() == ref.numpy().tobytes(), (dt, p)
+                assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], (dt, p)
+                np.testing.assert_allclose(ours.numpy().astype(float), theirs.numpy().astype(float), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        mt.tensor([2, 3]) ** -1
+    with pytest.raises(TypeError, match="exponent must be a number"):
+        mt.tensor([2.0]) ** "2"
