@@ -10,6 +10,8 @@
    gradient or a saved tensor; ``autograd.grad`` instead captures the gradients of the tensors it
    was asked about.
 4. Unless ``retain_graph``, a node frees its saved tensors once it has run.
+5. When nothing records (no ``create_graph``, tracer or anomaly mode), the commonest elementwise ops' first-order
+   backwards run on arrays (``ops/fast_backward.py`` fills ``_FAST_BACKWARD``): bit for bit their Tensor-op forms.
 
 Python's cyclic garbage collector is paused for the pass (:func:`run_backward`: the pass makes a few
 short-lived objects per node while the whole graph is alive, and a full collection then walks every
