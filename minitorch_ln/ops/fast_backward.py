@@ -69,6 +69,13 @@ def _result(r, shape):
     return _wrap(r)
 
 
+def _same_shapes(node, need_a, need_b, shape):
+    """Whether each input that needs a gradient has the output's shape (checked before any arithmetic): then the
+    other operand broadcasts into it and no result needs summing back (``unbroadcast``, the general path)."""
+    shape_a, shape_b = node.shapes
+    return not ((need_a and shape_a != shape) or (need_b and shape_b != shape))
+
+
 def _neg(node, g, d):
     return (_result(-d, d.shape),)  # Neg.backward: -dy
 
@@ -76,27 +83,27 @@ def _neg(node, g, d):
 def _add(node, g, d):
     # Add.backward: unbroadcast(dy, shape) is dy itself where the shapes agree (the same Tensor for both inputs)
     need_a, need_b = node.needs_input_grad
-    shape_a, shape_b = node.shapes
-    if (need_a and shape_a != d.shape) or (need_b and shape_b != d.shape):
+    if not _same_shapes(node, need_a, need_b, d.shape):
         return None
     return (g if need_a else None, g if need_b else None)
 
 
 def _sub(node, g, d):
     need_a, need_b = node.needs_input_grad
-    shape_a, shape_b = node.shapes
-    if (need_a and shape_a != d.shape) or (need_b and shape_b != d.shape):
+    if not _same_shapes(node, need_a, need_b, d.shape):
         return None
     return (g if need_a else None, _wrap(_asarray(-d)) if need_b else None)  # Sub.backward: dy, -dy
 
 
 def _mul(node, g, d):
     # Mul.backward: dy * b, dy * a (promote is the identity for one dtype; Mul.forward's a * b, no Quiet)
+    need_a, need_b = node.needs_input_grad
+    if not _same_shapes(node, need_a, need_b, d.shape):
+        return None
     saved = _saved(node)
     if saved is None:
         return None
     a, b = saved
-    need_a, need_b = node.needs_input_grad
     dt = d.dtype
     da = db = None
     if need_a:
@@ -116,11 +123,13 @@ def _mul(node, g, d):
 
 def _div(node, g, d):
     # Div.backward: dy / b (Div.forward, under Quiet); -(dy / b) * (a / b) (DivDenominatorBackward.forward)
+    need_a, need_b = node.needs_input_grad
+    if not _same_shapes(node, need_a, need_b, d.shape):
+        return None
     saved = _saved(node)
     if saved is None:
         return None
     a, b = saved
-    need_a, need_b = node.needs_input_grad
     dt = d.dtype
     if b.dtype != dt or (need_b and a.dtype != dt):
         return None
