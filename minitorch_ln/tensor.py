@@ -16,7 +16,7 @@ import numpy as np
 
 from . import backend
 from .autograd import function as _function_module
-from .autograd import engine as _engine, saved as _saved_module
+from .autograd import engine as _engine, saved as _saved_module, unrecorded as _unrecorded_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
 from .errors import OptionError
@@ -336,6 +336,7 @@ def _warn_scalar_of_requires_grad() -> None:
 TensorProtocols._tensor_class = Tensor  # what a NumPy ufunc of a tensor gives back
 _function_module.Tensor = Tensor  # lets Function.apply and the engine build Tensors without importing us
 _saved_module.Tensor = Tensor  # and the saving of tensors for backward (autograd/saved.py)
+_unrecorded_module.Tensor = Tensor  # and Function.apply's path for one tensor without history (autograd/unrecorded.py)
 
 
 def _to_array(data, dtype=None, device=None):

@@ -10,6 +10,8 @@
    gradient or a saved tensor; ``autograd.grad`` instead captures the gradients of the tensors it
    was asked about.
 4. Unless ``retain_graph``, a node frees its saved tensors once it has run.
+5. When nothing records (no ``create_graph``, tracer or anomaly mode), the commonest elementwise ops' first-order
+   backwards run on arrays (``ops/fast_backward.py`` fills ``_FAST_BACKWARD``): bit for bit their Tensor-op forms.
 
 Python's cyclic garbage collector is paused for the pass (:func:`run_backward`: the pass makes a few
 short-lived objects per node while the whole graph is alive, and a full collection then walks every
@@ -19,6 +21,8 @@ object of the process; a chain of 40,000 small ops spent more time in it than in
 from __future__ import annotations
 
 import gc
+
+import numpy as np
 
 from .. import backend
 from ..errors import ShapeError
@@ -30,6 +34,11 @@ from .grad_mode import _state as _grad_state
 
 _BF16 = backend.BFLOAT16
 _RAW_SUM = True  # the array sum of gradients without create_graph (tests switch it off to compare)
+# Function class -> first-order backward on arrays, used when nothing records (filled by ops/fast_backward.py,
+# which says when each applies); _FAST_ON = False runs every backward through its Function (tests compare)
+_FAST_BACKWARD = {}
+_FAST_ON = True
+_ndarray = np.ndarray
 
 
 def _as_grad_tensor(g, like_meta):
@@ -125,6 +134,9 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
     grad_state.enabled = bool(create_graph)
     anomaly = _anomaly
     raw_sum = _RAW_SUM and not create_graph  # gradients reaching one tensor twice: summed as arrays (below)
+    # array backwards (ops/fast_backward.py) where nothing records: no create_graph, tracer or anomaly mode
+    fast_table = _FAST_BACKWARD if _FAST_ON and not create_graph and _function._tracer is None \
+        and not anomaly["enabled"] else {}
     try:
         while ready:
             node = ready.pop()
@@ -164,15 +176,24 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
             else:
                 if missing:
                     grads = [g if g is not None else _zeros(m) for g, m in zip(grads, node.outputs_meta)]
-                results = node.fn.backward(node, *grads)  # Node.apply_backward, inlined
-                if type(results) is not tuple:
-                    results = (results,)
-                if len(results) != n_inputs:
-                    raise RuntimeError(
-                        f"{node.name()} returned {len(results)} gradient(s) but its function has "
-                        f"{n_inputs} input(s): backward must return one per input (None for "
-                        "non-differentiable ones)"
-                    )
+                results = None
+                fast = fast_table.get(node.fn)
+                if fast is not None:  # one output: its gradient must be a NumPy real-float array of its meta
+                    g = grads[0]
+                    data = g.array
+                    shape, dtype, _ = node.outputs_meta[0]
+                    if type(data) is _ndarray and data.dtype == dtype and dtype.kind == "f" and data.shape == shape:
+                        results = fast(node, g, data)
+                if results is None:
+                    results = node.fn.backward(node, *grads)  # Node.apply_backward, inlined
+                    if type(results) is not tuple:
+                        results = (results,)
+                    if len(results) != n_inputs:
+                        raise RuntimeError(
+                            f"{node.name()} returned {len(results)} gradient(s) but its function has "
+                            f"{n_inputs} input(s): backward must return one per input (None for "
+                            "non-differentiable ones)"
+                        )
                 if anomaly["enabled"]:
                     check_gradients(node, results)
             # a backward may return a saved tensor as a gradient (read before freeing); constants
@@ -215,7 +236,10 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                     elif raw_sum and dtype is not _BF16 and _function._tracer is None:
                         # nothing records (no create_graph): the sum Add.apply would make, without it;
                         # same shape and dtype (both checked above), so the same array
-                        slot[idx] = Tensor._from_op(slot[idx].array + data)
+                        total = slot[idx].array + data
+                        if isinstance(total, np.generic):  # 0-d operands: an array, as Add.apply makes it
+                            total = np.asarray(total)
+                        slot[idx] = Tensor._from_op(total)
                     else:
                         slot[idx] = slot[idx] + g
                 left = deps[child] - 1

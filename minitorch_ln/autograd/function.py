@@ -41,6 +41,7 @@ from . import bfloat16 as _bf16
 from .output_meta import _CPU_META, _device, _refuse_complex, _single_output_meta
 from .grad_mode import _state as _grad_state
 from .saved import only_constants, rebuild_output, resolve_all
+from .unrecorded import _as_array, apply_unrecorded
 
 _BF16 = backend.BFLOAT16
 
@@ -266,6 +267,12 @@ class Function:
         # detailed device check only when an array is not a NumPy one (a GPU array; 0-d tensors are
         # scalars and may come from the CPU, as in PyTorch).
         grad_mode = _grad_state.enabled
+        if len(args) == 1 and not kwargs and _tracer is None:  # one tensor that records nothing (issue 26)
+            a = args[0]
+            if type(a) is Tensor and not a._requires_grad and (a._base is None or a._view_version == a._version[0]):
+                d = a.array
+                if type(d) is np.ndarray and d.dtype.kind not in "cV":
+                    return apply_unrecorded(cls, _new_node(Node), d, grad_mode)
         raw, needs = [], []
         any_needs = check_devices = has_bf16 = False
         for a in args:
@@ -367,18 +374,6 @@ class Function:
         if _tracer is not None:
             _tracer(cls, ctx, args, kwargs, results if multiple else results[0])
         return results[0] if not multiple else results
-
-
-def _as_array(ctx, o):
-    """A NumPy scalar (what a NumPy reduction of a whole array returns) as a 0-d array, so that a Tensor
-    always holds an array; a saved reference to the scalar is pointed at the array, so that
-    ``save_for_backward`` still recognises the output (and its history) in it."""
-    if type(o) is np.ndarray or not isinstance(o, np.generic):
-        return o
-    arr = np.asarray(o)
-    if ctx._to_save is not None:
-        ctx._to_save = tuple([arr if item is o else item for item in ctx._to_save])
-    return arr
 
 
 def _check_same_device(cls, args):

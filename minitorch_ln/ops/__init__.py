@@ -71,5 +71,6 @@ from .local_response_norm import local_response_norm  # noqa: E402
 from .shape import sum_to, unbroadcast  # noqa: E402
 from .methods import setup_tensor  # noqa: E402
 from . import bfloat16_storage  # noqa: E402, F401 - the ops that see bfloat16 as it is (views, casts)
+from . import fast_backward  # noqa: E402, F401 - array backwards the engine uses when nothing records
 
 setup_tensor()  # every Tensor method and operator, listed in ops/methods.py

@@ -237,8 +237,8 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
         RuntimeError (OptionError): an integer base with a negative integer exponent.
         ShapeError: shapes that do not broadcast. TypeError: an operand that is not a Tensor or number.
     """
-    if isinstance(a, Tensor) and not isinstance(b, Tensor) and np.ndim(b) == 0 and not isinstance(b, np.ndarray) \
-            and not np.iscomplexobj(b):  # a complex exponent: Pow, after promotion
+    if isinstance(a, Tensor) and (type(b) in (float, int) or not isinstance(b, Tensor) and np.ndim(b) == 0  # (issue 26)
+                                  and not isinstance(b, np.ndarray) and not np.iscomplexobj(b)):  # complex: Pow, promoted
         if not isinstance(b, (numbers.Real, np.number)):
             raise TypeError(f"pow: the exponent must be a number or a Tensor, got {type(b).__name__}")
         if isinstance(b, (bool, np.bool_)):  # x ** True is x, x ** False ones, in x's dtype (as PyTorch)

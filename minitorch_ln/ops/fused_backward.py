@@ -24,6 +24,25 @@ def sigmoid_array(x):
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
+def sigmoid_pair_array(x):
+    """``(sigmoid_array(x), sigmoid_array(-x))`` bit for bit, with one ``e^(-|x|)``, ``1 + e`` and pair of quotients
+    for both (``|-x| = |x|``; ``σ(-x)`` picks the other quotient where ``σ(x)`` picks one): 8 array operations instead
+    of 14, which for a 0-d tensor are most of a backward's arithmetic."""
+    xp = get_array_module(x)
+    e = xp.exp(-xp.abs(x))
+    d = 1.0 + e
+    one, other = 1.0 / d, e / d
+    return (xp.where(x >= 0, one, other).astype(x.dtype, copy=False),
+            xp.where(-x >= 0, one, other).astype(x.dtype, copy=False))
+
+
+def tanh_grad_array(dy, x):
+    """``dy · 4σ(2x)σ(-2x)`` on arrays of one dtype (:class:`TanhBackward`'s forward; ``ops/fast_backward.py``)."""
+    x2 = x * x.dtype.type(2.0)
+    s, s_neg = sigmoid_pair_array(x2)
+    return dy * (x.dtype.type(4.0) * s * s_neg)
+
+
 class TanhBackward(Function):
     """``(dy, x) -> dx = dy · sech² x``, with ``sech² x = 4σ(2x)σ(-2x)`` (``Tanh``'s docstring: no cancellation,
     full relative precision for large ``|x|``), the same array operations in the same order as the Tensor-op
@@ -36,8 +55,7 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, dy, x):
         ctx.save_for_backward(dy, x)
-        x2 = x * x.dtype.type(2.0)
-        return dy * (x.dtype.type(4.0) * sigmoid_array(x2) * sigmoid_array(-x2))
+        return tanh_grad_array(dy, x)
 
     @staticmethod
     def backward(ctx, g):
@@ -60,7 +78,8 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, dy, x):
         ctx.save_for_backward(dy, x)
-        return dy * sigmoid_array(x) * sigmoid_array(-x)
+        s, s_neg = sigmoid_pair_array(x)
+        return dy * s * s_neg
 
     @staticmethod
     def backward(ctx, g):
