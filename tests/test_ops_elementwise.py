@@ -367,3 +367,12 @@ def test_where_masked_fill_gradcheck_noncontiguous_leaves(rng):
     a, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
     gradcheck_noncontiguous(lambda x, y: mt.where(cond, x * y, y), [a, b], gg=True)
     gradcheck_noncontiguous(lambda x: x.masked_fill(cond, 0.0), [a])
+
+
+def test_abs_of_a_bool_tensor_is_refused_as_torch():
+    # PyTorch: '"abs_cpu" not implemented for 'Bool''; here it was NumPy's bare _UFuncNoLoopError from sign
+    t = mt.tensor([True, False])
+    for call in (lambda: mt.abs(t), lambda: t.abs(), lambda: abs(t)):
+        with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+            call()
+    np.testing.assert_array_equal(mt.abs(mt.tensor([-2, 3], dtype=mt.int8)).numpy(), [2, 3])

@@ -277,6 +277,13 @@ def alpha_scaled(a, b, alpha, op: str):
     return b * alpha
 
 
+def no_bool(op: str):
+    """Raise PyTorch's error for an op it does not define on bool tensors (``abs``)."""
+    from ..errors import DtypeError  # noqa: PLC0415
+
+    raise DtypeError(f"\"{op}_cpu\" not implemented for 'Bool'")
+
+
 def refuse_bool_sub(a, b) -> None:
     """Raise PyTorch's RuntimeError for ``-`` with a bool operand (a tensor or a Python bool)."""
     bools = [isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype.kind == "b") for v in (a, b)]

@@ -19,7 +19,7 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._fperr import Quiet
 from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote
-from ._util import refuse_bool_sub
+from ._util import no_bool, refuse_bool_sub
 from .autocast_policies import autocast
 from .complex_math import Sgn
 from .complex_parts import cj
@@ -362,8 +362,8 @@ class Abs(Function):
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001
-    """``|x|``, any shape and dtype; ``dx = dy·sign(x)`` (0 at x = 0, as PyTorch)."""
-    return Abs.apply(x)
+    """``|x|``, any shape and dtype but bool (DtypeError, as PyTorch); ``dx = dy·sign(x)`` (0 at x = 0)."""
+    return no_bool("abs") if isinstance(x, Tensor) and x.dtype.kind == "b" else Abs.apply(x)
 
 
 class Erf(Function):
