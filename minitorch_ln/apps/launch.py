@@ -94,6 +94,18 @@ def set_rank_environment() -> None:
     for key, value in (("RANK", rank), ("WORLD_SIZE", size), ("LOCAL_RANK", local), ("LOCAL_WORLD_SIZE", local_size),
                        ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
         env.setdefault(key, value)
+    whole_lines()
+
+
+def whole_lines() -> None:
+    """Every rank writes whole lines: the ranks share mpiexec's output, and an unbuffered stream
+    (``PYTHONUNBUFFERED``, ``python -u``) writes each piece of a ``print`` on its own, so that two ranks'
+    lines came out mixed ("RANK RANK 1 ... 0 ..."). Line buffering hands each line to the pipe in one write."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True, write_through=False)
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (a test's capture): leave it
+            pass
 
 
 def run_command(script: str, args, nproc_per_node=None, cuda_as_cpu: bool = False) -> int:
