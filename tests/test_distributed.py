@@ -212,15 +212,15 @@ def test_plain_python_under_mpiexec_aborts_through_the_excepthook(tmp_path):
 
 
 def test_ranks_print_whole_lines_even_unbuffered(tmp_path):
-    # with PYTHONUNBUFFERED (set on many machines, and by `python -u`) each piece of a print was its own write,
+    # (2000 lines x 2 ranks) with PYTHONUNBUFFERED (set on many machines, and by `python -u`) each piece of a print was its own write,
     # so two ranks' lines came out mixed ("RANKRANK 1 ... 0 ..."); the ranks now write whole lines
     script = tmp_path / "lines.py"
-    script.write_text("import os\nr = os.environ['RANK']\nfor i in range(200):\n"
+    script.write_text("import os\nr = os.environ['RANK']\nfor i in range(2000):\n"
                       "    print('LINE', r, i, *range(20), 'END')\n")
     cmd = [sys.executable, "-m", "minitorch_ln", "run", "--nproc-per-node", "2", str(script)]
     res = subprocess.run(cmd, env=_env(PYTHONUNBUFFERED="1"), capture_output=True, text=True, timeout=TIMEOUT)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     want = " ".join(map(str, range(20)))
-    assert len(lines) == 400
+    assert len(lines) == 4000
     assert all(re.fullmatch(rf"LINE [01] \d+ {want} END", line) for line in lines), lines[:5]
