@@ -152,8 +152,16 @@ def test_edge_values_follow_the_dft():
     big = np.full(8, 1e300)
     Xb = mt.stft(mt.tensor(big), 8, center=False, window=mt.ones(8, dtype=mt.float64), return_complex=True).numpy()
     np.testing.assert_allclose(Xb[0, 0], 8e300)  # the sum of eight 1e300
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="Unsupported dtype Half"):  # PyTorch: "MKL FFT doesn't support ... Half"
         mt.stft(mt.zeros(16, dtype=mt.float16), 4, return_complex=True)
+    # zeros: every bin of every frame is exactly 0; a constant c: bin 0 is n_fft · c, the others 0 (up to rounding)
+    Z = mt.stft(mt.zeros(20, dtype=mt.float64), 8, 4, window=mt.ones(8, dtype=mt.float64), center=False,
+                return_complex=True).numpy()
+    np.testing.assert_array_equal(Z, 0)
+    C = mt.stft(mt.full((20,), 3.0, dtype=mt.float64), 8, 4, window=mt.ones(8, dtype=mt.float64), center=False,
+                return_complex=True).numpy()
+    np.testing.assert_allclose(C[0], 24.0)
+    np.testing.assert_allclose(C[1:], 0.0, atol=1e-13)
 
 
 def test_bad_input_is_refused_as_torch():
@@ -162,6 +170,8 @@ def test_bad_input_is_refused_as_torch():
         mt.stft(x, 8)
     with pytest.raises(RuntimeError, match="expected a 1D or 2D tensor"):
         mt.stft(mt.randn(2, 2, 32), 8, return_complex=True)
+    with pytest.raises(TypeError, match="n_fft to be an int"):  # PyTorch's argument parser: TypeError
+        mt.stft(x, 8.0, return_complex=True)
     with pytest.raises(RuntimeError, match="expected 0 < n_fft"):
         mt.stft(x, 64, center=False, return_complex=True)
     with pytest.raises(RuntimeError, match="win_length"):
@@ -209,3 +219,27 @@ def test_istft_with_a_complex_window_squares_it_as_torch():
     w = 0.5 + rng.random(10) + 1j * rng.random(10)
     kw = dict(n_fft=10, center=True, return_complex=True, onesided=False)
     compare_with_torch(lambda s, b: mt.istft(s, window=b, **kw), lambda s, b: torch.istft(s, window=b, **kw), [spec, w])
+
+
+def test_a_view_changed_in_place_after_stft_is_caught_by_backward():
+    # center=False: the window's gradient reads strided frames of the input view itself, so writing into the
+    # viewed tensor afterwards must make the backward refuse (version counter), never use the changed values.
+    # center=True: the frames are of the padded copy made in the forward, so the gradient is still the one of
+    # the forward's values (PyTorch refuses there too, because its reflection pad keeps its input for the shape)
+    rng = np.random.default_rng(6)
+    sig, win = rng.standard_normal(40), np.hanning(8) + 0.1
+    up = rng.standard_normal((5, 11)) + 1j * rng.standard_normal((5, 11))
+
+    def window_grad(center, change):
+        y = mt.tensor(sig, requires_grad=True) * 1.0
+        w = mt.tensor(win, requires_grad=True)
+        X = mt.stft(y[::2], 8, 2, window=w, center=center, return_complex=True)
+        if change:
+            y.mul_(2.0)
+        (X * mt.tensor(up[:, : X.shape[1]])).real.sum().backward()
+        return w.grad.numpy()
+
+    np.testing.assert_array_equal(window_grad(True, True), window_grad(True, False))
+    window_grad(False, False)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        window_grad(False, True)

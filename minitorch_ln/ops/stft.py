@@ -52,9 +52,9 @@ def _is_complex(t) -> bool:
     return t is not None and t.dtype.kind == "c"
 
 
-def _positive(name: str, value, op: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionError(f"{op}: expected {name} to be an int, got {type(value).__name__}")
+def _int_arg(name: str, value, op: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):  # TypeError, as PyTorch's argument parser
+        raise TypeError(f"{op}: expected {name} to be an int, got {type(value).__name__}")
     return value
 
 
@@ -80,9 +80,9 @@ def _window_n_fft(window, win_length: int, n_fft: int, like: Tensor, op: str):
 
 
 def _check_lengths(n_fft, hop_length, win_length, op: str):
-    n_fft = _positive("n_fft", n_fft, op)
-    hop_length = n_fft // 4 if hop_length is None else _positive("hop_length", hop_length, op)
-    win_length = n_fft if win_length is None else _positive("win_length", win_length, op)
+    n_fft = _int_arg("n_fft", n_fft, op)
+    hop_length = n_fft // 4 if hop_length is None else _int_arg("hop_length", hop_length, op)
+    win_length = n_fft if win_length is None else _int_arg("win_length", win_length, op)
     if n_fft <= 0:
         raise OptionError(f"{op}: expected n_fft > 0, but got n_fft={n_fft}")
     if hop_length <= 0:
@@ -130,7 +130,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
                               f"{pad_mode!r}")
         # F.pad's non-constant modes want a batch and a channel dim: (1, 1, L) or (1, B, L)
         x3 = x.reshape((1,) * (3 - x.ndim) + tuple(x.shape))
-        x = pad(x3, (half, half), mode=pad_mode).reshape(tuple(x3.shape[:-1][3 - input.ndim:]) + (-1,))
+        x = pad(x3, (half, half), mode=pad_mode).reshape(tuple(input.shape[:-1]) + (-1,))
     length = x.shape[-1]
     if n_fft > length:
         raise OptionError(f"stft: expected 0 < n_fft <= {length} (the signal's length"
@@ -224,7 +224,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
                     stride=(1, hop_length)).reshape((1, expected))
     start = n_fft // 2 if center else 0
     if length is not None:
-        length = _positive("length", length, op)
+        length = _int_arg("length", length, op)
         if length < 0:
             raise OptionError(f"istft: expected length >= 0, got {length}")
         end = start + length
