@@ -79,3 +79,31 @@ def test_errors():
     A = mt.tensor(np.random.default_rng(2).standard_normal((3, 3)), requires_grad=True)
     with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):  # Re(V).sum() depends on the phases: no gradient
         mt.linalg.eig(A)[1].real.sum().backward()
+
+
+def test_edge_values_against_the_math():
+    # the zero matrix: λ = 0 (twice), V = I; diagonal matrices of huge and tiny entries: λ the diagonal, V = I;
+    # empty matrices: empty results, as PyTorch's; float16 refused (PyTorch: not implemented for 'Half')
+    w, v = mt.linalg.eig(mt.zeros(2, 2, dtype=mt.float64))
+    np.testing.assert_array_equal(w.numpy(), 0)
+    np.testing.assert_array_equal(v.numpy(), np.eye(2))
+    for scale in (1e300, 1e-300):
+        w, v = mt.linalg.eig(mt.tensor(np.diag([scale, 2 * scale])))
+        np.testing.assert_allclose(w.numpy(), [scale, 2 * scale], rtol=1e-15)
+        np.testing.assert_array_equal(v.numpy(), np.eye(2))
+    w, v = mt.linalg.eig(mt.zeros(0, 0))
+    assert tuple(w.shape) == (0,) and tuple(v.shape) == (0, 0) and str(w.dtype) == "complex64"
+    assert tuple(mt.linalg.eigvals(mt.zeros(3, 0, 0)).shape) == (3, 0)
+    with pytest.raises(RuntimeError, match="float32, float64, complex64 or complex128"):
+        mt.linalg.eig(mt.zeros(2, 2, dtype=mt.float16))
+    with pytest.raises(RuntimeError, match="infs or NaNs"):
+        mt.linalg.eigvals(mt.tensor([[1.0, float("inf")], [0.0, 1.0]]))
+
+
+def test_a_view_changed_in_place_after_eigvals_is_refused_by_backward():
+    b = mt.tensor(np.random.default_rng(3).standard_normal((4, 4)), requires_grad=True)
+    v = b * 1.0
+    out = mt.linalg.eigvals(v[:3, :3])  # saves the view
+    v.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        (out * mt.tensor(np.arange(1, 4) + 1j)).real.sum().backward()
