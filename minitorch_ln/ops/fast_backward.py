@@ -95,43 +95,44 @@ def _sub(node, g, d):
     return (g if need_a else None, _wrap(_asarray(-d)) if need_b else None)  # Sub.backward: dy, -dy
 
 
-def _mul(node, g, d):
-    # Mul.backward: dy * b, dy * a (promote is the identity for one dtype; Mul.forward's a * b, no Quiet)
+def _binary_operands(node, d):
+    """``(need_a, need_b, a, b)`` of a binary node whose inputs that need a gradient have the output's shape and
+    whose saved operands are intact, else None (the general path)."""
     need_a, need_b = node.needs_input_grad
     if not _same_shapes(node, need_a, need_b, d.shape):
         return None
     saved = _saved(node)
-    if saved is None:
+    return None if saved is None else (need_a, need_b, *saved)
+
+
+def _saved_input(node, d):
+    """The one saved array of a unary node when it is intact and of ``d``'s dtype, else None."""
+    saved = _saved(node)
+    return None if saved is None or saved[0].dtype != d.dtype else saved[0]
+
+
+def _mul(node, g, d):
+    # Mul.backward: dy * b, dy * a (promote is the identity for one dtype; Mul.forward's a * b, no Quiet)
+    operands = _binary_operands(node, d)
+    if operands is None:
         return None
-    a, b = saved
-    dt = d.dtype
-    da = db = None
-    if need_a:
-        if b.dtype != dt:
-            return None
-        da = _result(d * b, node.shapes[0])
-        if da is None:
-            return None
-    if need_b:
-        if a.dtype != dt:
-            return None
-        db = _result(d * a, node.shapes[1])
-        if db is None:
-            return None
+    need_a, need_b, a, b = operands
+    if (need_a and b.dtype != d.dtype) or (need_b and a.dtype != d.dtype):
+        return None
+    da = _result(d * b, node.shapes[0]) if need_a else None
+    db = _result(d * a, node.shapes[1]) if need_b else None
+    if (need_a and da is None) or (need_b and db is None):
+        return None
     return da, db
 
 
 def _div(node, g, d):
     # Div.backward: dy / b (Div.forward, under Quiet); -(dy / b) * (a / b) (DivDenominatorBackward.forward)
-    need_a, need_b = node.needs_input_grad
-    if not _same_shapes(node, need_a, need_b, d.shape):
+    operands = _binary_operands(node, d)
+    if operands is None:
         return None
-    saved = _saved(node)
-    if saved is None:
-        return None
-    a, b = saved
-    dt = d.dtype
-    if b.dtype != dt or (need_b and a.dtype != dt):
+    need_a, need_b, a, b = operands
+    if b.dtype != d.dtype or (need_b and a.dtype != d.dtype):
         return None
     da = db = None
     with Quiet():
@@ -145,18 +146,16 @@ def _div(node, g, d):
 
 
 def _exp(node, g, d):
-    saved = _saved(node)  # the output y: Exp.backward's dy * y
-    if saved is None or saved[0].dtype != d.dtype:
-        return None
-    return (_result(d * saved[0], d.shape),)
+    y = _saved_input(node, d)  # the output y: Exp.backward's dy * y
+    return None if y is None else (_result(d * y, d.shape),)
 
 
 def _log(node, g, d):
-    saved = _saved(node)  # the input x: Log.backward's dy / x, under Quiet as Div.forward
-    if saved is None or saved[0].dtype != d.dtype:
+    x = _saved_input(node, d)  # the input x: Log.backward's dy / x, under Quiet as Div.forward
+    if x is None:
         return None
     with Quiet():
-        r = d / saved[0]
+        r = d / x
     return (_result(r, d.shape),)
 
 
@@ -169,10 +168,8 @@ def _relu(node, g, d):
 
 
 def _tanh(node, g, d):
-    saved = _saved(node)  # the input x: TanhBackward.forward's arrays
-    if saved is None or saved[0].dtype != d.dtype:
-        return None
-    return (_result(tanh_grad_array(d, saved[0]), d.shape),)
+    x = _saved_input(node, d)  # the input x: TanhBackward.forward's arrays
+    return None if x is None else (_result(tanh_grad_array(d, x), d.shape),)
 
 
 def _pow_scalar(node, g, d):
@@ -180,11 +177,8 @@ def _pow_scalar(node, g, d):
     p = node.p
     if p == 0 or p == 1:
         return None
-    saved = _saved(node)
-    if saved is None:
-        return None
-    x = saved[0]
-    if x.dtype != d.dtype:
+    x = _saved_input(node, d)
+    if x is None:
         return None
     dt = d.dtype.type
     scaled = d * dt(p)
