@@ -12,7 +12,14 @@ import numpy as np
 from ...nn import functional as F
 from ...ops.loss import mse_loss
 from ...tensor import tensor
-from .norm_common import group_terms, norm_hints, norm_mistakes, norm_probes, norm_terms
+from .norm_common import (
+    affine_inputs,
+    group_terms,
+    norm_hints,
+    norm_mistakes,
+    norm_probes,
+    norm_terms,
+)
 from .spec import Case, Exercise, normal
 from .train import TrainModel
 
@@ -44,8 +51,7 @@ def _forward(t):
 
 def _cases(rng):
     def inputs(N, D, mean=0.0, std=1.0, eps=1e-5):
-        return {"dy": normal(rng, (N, D)), "x": normal(rng, (N, D), mean, std),
-                "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": eps}
+        return affine_inputs(rng, N, D, mean, std, eps)
 
     return [Case("random", inputs(8, 4)),
             Case("large mean", inputs(8, 4, mean=1e4), h=1e-4),

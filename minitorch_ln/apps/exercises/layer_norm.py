@@ -12,7 +12,14 @@ import numpy as np
 from ...nn import functional as F
 from ...ops.loss import mse_loss
 from ...tensor import tensor
-from .norm_common import group_terms, norm_hints, norm_mistakes, norm_probes, norm_terms
+from .norm_common import (
+    affine_inputs,
+    group_terms,
+    norm_hints,
+    norm_mistakes,
+    norm_probes,
+    norm_terms,
+)
 from .spec import Case, Exercise, normal
 from .train import TrainModel
 
@@ -45,8 +52,7 @@ def _forward(t):
 
 def _cases(rng):
     def inputs(N, D, mean=0.0, std=1.0, eps=1e-5):
-        return {"dy": normal(rng, (N, D)), "x": normal(rng, (N, D), mean, std),
-                "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": eps}
+        return affine_inputs(rng, N, D, mean, std, eps)
 
     # the last case has another N and D (neither a multiple of the first's) and another eps: an answer
     # that loops over the first 4 rows, divides by 8 or hard-codes eps = 1e-5 is wrong there

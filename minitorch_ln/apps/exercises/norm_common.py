@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import Mistake, norm_stats
+from .spec import Mistake, norm_stats, normal
 
 __all__ = ["TERM1", "TERM2", "TERM3", "group_terms", "norm_hints", "norm_mistakes", "norm_terms"]
 
 TERM1 = "term 1 (rstd·dxhat: through xhat, mean and rstd held fixed)"
 TERM2 = "term 2 (-rstd·mean(dxhat): through the mean)"
 TERM3 = "term 3 (-rstd·xhat·mean(dxhat·xhat): through rstd, the variance)"
+
+
+def affine_inputs(rng, N, D, mean=0.0, std=1.0, eps=1e-5) -> dict:
+    """One case of the LayerNorm and BatchNorm exercises: ``dy``, ``x`` ``(N, D)`` (``x`` of the given mean and
+    spread), ``weight`` around 1 and ``bias`` ``(D,)``, and ``eps``, drawn from ``rng`` in that order."""
+    return {"dy": normal(rng, (N, D)), "x": normal(rng, (N, D), mean, std),
+            "weight": normal(rng, (D,), 1.0, 0.5), "bias": normal(rng, (D,)), "eps": eps}
 
 
 def group_terms(xg, dxhatg, axis, eps, unbiased=False, eps_outside=False):
