@@ -13,14 +13,15 @@ import itertools
 
 __all__ = ["register_post_accumulate_grad_hook"]
 
-_ids = itertools.count()
+class RemovableHandle:
+    """What a hook registration returns (this one and the Module hooks of ``nn/hooks.py``): ``handle.remove()``
+    unregisters the hook from ``hooks`` (a dict keyed by ``handle.id``); also a context manager that removes it."""
 
+    _ids = itertools.count()
 
-class PostAccumulateHandle:
-    """What the registration returns: ``handle.remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: dict, key: int):
-        self._hooks, self.id = hooks, key
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
@@ -32,7 +33,7 @@ class PostAccumulateHandle:
         self.remove()
 
 
-def register_post_accumulate_grad_hook(self, hook) -> PostAccumulateHandle:
+def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
     """Register ``hook(tensor) -> None``, called after the gradient is accumulated into ``self.grad``.
 
     Raises RuntimeError on a tensor that does not require grad or is not a leaf (as PyTorch).
@@ -45,6 +46,6 @@ def register_post_accumulate_grad_hook(self, hook) -> PostAccumulateHandle:
         raise TypeError(f"hook must be callable, got {type(hook).__name__}")
     if self._post_accumulate_hooks is None:
         self._post_accumulate_hooks = {}
-    key = next(_ids)
-    self._post_accumulate_hooks[key] = hook
-    return PostAccumulateHandle(self._post_accumulate_hooks, key)
+    handle = RemovableHandle(self._post_accumulate_hooks)
+    self._post_accumulate_hooks[handle.id] = hook
+    return handle

@@ -1,32 +1,13 @@
-"""The hooks of :class:`~minitorch_ln.nn.module.Module`: the handle that removes one, and the
-identity node around a module call that fires its full backward hooks."""
+"""The hooks of :class:`~minitorch_ln.nn.module.Module`: the handle that removes one (autograd's
+``RemovableHandle``, shared with ``Tensor.register_post_accumulate_grad_hook``), and the identity node around
+a module call that fires its full backward hooks."""
 
 from __future__ import annotations
 
-import itertools
-from collections import OrderedDict
-
 from .. import backend
 from ..autograd.function import Function
+from ..autograd.post_accumulate import RemovableHandle  # noqa: F401 - Module's hooks return it (nn.module)
 from ..tensor import Tensor
-
-class RemovableHandle:
-    """Returned by ``register_forward_hook``; ``handle.remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: OrderedDict):
-        self._hooks = hooks
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _BackwardHookIdentity(Function):
