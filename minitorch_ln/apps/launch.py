@@ -94,7 +94,6 @@ def set_rank_environment() -> None:
     for key, value in (("RANK", rank), ("WORLD_SIZE", size), ("LOCAL_RANK", local), ("LOCAL_WORLD_SIZE", local_size),
                        ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
         env.setdefault(key, value)
-    whole_lines()
 
 
 def whole_lines() -> None:
@@ -131,4 +130,6 @@ def run_command(script: str, args, nproc_per_node=None, cuda_as_cpu: bool = Fals
     from .run import run_script  # noqa: PLC0415
 
     set_rank_environment()
+    if os.environ.get("WORLD_SIZE", "1") != "1":  # one of several ranks sharing mpiexec's output
+        whole_lines()
     return run_script(script, args)
