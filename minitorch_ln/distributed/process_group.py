@@ -175,9 +175,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
                                   ("RANK (environment)", _env_int("RANK"), mpi_rank), ("rank", rank, mpi_rank)):
         _check_against_mpi(what, given, expected, mpi_rank, mpi_size)
     pg = ProcessGroup(world.Dup(), str(name))
-    # under `run --cuda-as-cpu` without a GPU every tensor is a CPU tensor: "nccl" is MPI's, as "gloo" (nanoGPT's
+    # under `run --cuda-as-cpu` every tensor is a CPU tensor (backend.Device): "nccl" is MPI's, as "gloo" (nanoGPT's
     # default backend then runs unchanged)
-    if name == "nccl" and not (_backend.CUDA_AS_CPU and not _backend.cuda_is_available()):
+    if name == "nccl" and not _backend.CUDA_AS_CPU:
         from .nccl import make_communicator  # noqa: PLC0415
 
         pg.nccl = make_communicator(pg.comm, device_id)
