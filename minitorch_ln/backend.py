@@ -15,6 +15,7 @@ except ImportError:  # without it everything but bfloat16 works; naming bfloat16
     ml_dtypes = None
 import numpy as np
 
+from . import allocator  # noqa: F401  (glibc malloc thresholds for a training loop's arrays: allocator.py)
 from .mt19937 import CPUGenerator
 
 __all__ = [

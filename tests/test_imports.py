@@ -15,7 +15,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "minitorch_ln"
 
 # DESIGN.md's layers, lowest first; a module may import from its own layer and those before it.
 LAYERS = [
-    ("backend", ["backend", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
+    ("backend", ["backend", "allocator", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
     ("kernels", ["kernels"]),
     ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
     ("ops", ["ops", "linalg", "special", "fft", "signal", "masked"]),
