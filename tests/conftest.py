@@ -49,6 +49,15 @@ def _seed():
 
 
 @pytest.fixture
+def thread_any_size(monkeypatch):
+    """Let the CPU kernels share out inputs of any size over their threads (``kernels/_threads.py`` keeps
+    inputs under ``MIN_THREAD_ELEMENTS`` values on one thread), so small test inputs exercise the threads."""
+    from minitorch_ln.kernels import _threads
+
+    monkeypatch.setattr(_threads, "MIN_THREAD_ELEMENTS", 1)
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(1234)
 

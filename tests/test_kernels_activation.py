@@ -66,7 +66,7 @@ def test_non_contiguous_input_and_inputs_unchanged(rng):
     np.testing.assert_array_equal(dy, dy0)
 
 
-def test_blocks_and_threads_change_nothing(rng, monkeypatch):
+def test_blocks_and_threads_change_nothing(rng, monkeypatch, thread_any_size):
     x = rng.standard_normal((50, 70)).astype(np.float32)
     dy = rng.standard_normal(x.shape).astype(np.float32)
     whole = kernels.gelu_fwd(x), kernels.gelu_bwd(dy, x)

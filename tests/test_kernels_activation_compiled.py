@@ -166,7 +166,7 @@ def test_any_shape_and_layout(shape, transpose, step, approximate, seed):
     np.testing.assert_array_equal(x, x0)
 
 
-def test_threads_and_blocks_change_no_bit(rng, monkeypatch):
+def test_threads_and_blocks_change_no_bit(rng, monkeypatch, thread_any_size):
     x = (rng.standard_normal(300_001) * 3).astype(np.float32)  # several blocks, an odd tail
     dy = rng.standard_normal(x.shape).astype(np.float32)
     threads = kernels.get_num_threads()

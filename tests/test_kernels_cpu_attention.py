@@ -103,7 +103,7 @@ def test_gradient_against_finite_differences(rng):
             assert abs((f[0] - f[1]) / (2 * h) - grads[which][idx]) < 1e-4
 
 
-def test_threads_change_no_bit(rng):
+def test_threads_change_no_bit(rng, thread_any_size):
     q, k, v, do = inputs(rng, 7, 33, 33, 8, 8)
     threads = kernels.get_num_threads()
     try:

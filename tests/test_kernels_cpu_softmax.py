@@ -90,7 +90,7 @@ def test_other_dtypes_and_layouts_take_the_numpy_form_bitwise(make, rng):
     assert ours.dtype == make(base).dtype
 
 
-def test_one_thread_and_two_give_the_same_bits(rng):
+def test_one_thread_and_two_give_the_same_bits(rng, thread_any_size):
     s = rng.standard_normal((8, 64, 300)).astype(np.float32)       # several blocks of rows
     before = kernels.get_num_threads()
     try:

@@ -16,7 +16,7 @@ from minitorch_ln.kernels import _threads as T
 
 from test_kernels_layer_norm import _case
 
-pytestmark = pytest.mark.usefixtures("cpu_kernels")
+pytestmark = pytest.mark.usefixtures("cpu_kernels", "thread_any_size")
 
 
 def test_row_runs_are_whole_blocks_one_per_thread():
@@ -128,3 +128,16 @@ def test_set_num_threads_rejects_bad_values():
             kernels.set_num_threads(bad)
 
 
+
+
+def test_small_inputs_stay_on_one_thread(monkeypatch):
+    # without the fixture's override: at most one run per MIN_THREAD_ELEMENTS values
+    monkeypatch.setattr(T, "MIN_THREAD_ELEMENTS", 1 << 18)
+    T.set_num_threads(4)
+    try:
+        assert T.row_runs(768, 128) == [(0, 768)]                # 98,304 values: one thread
+        # 524,288 values: two runs of whole 512-row blocks (rows_per_block = 65,536 // 128)
+        assert T.row_runs(4096, 128) == [(0, 2048), (2048, 4096)]
+        assert len(T.row_runs(4096, 768)) == 4                   # 3.1 M values: every thread
+    finally:
+        T.set_num_threads(T._default_threads())

@@ -26,6 +26,11 @@ BLOCK_ELEMENTS = 1 << 16  # 65,536 values: 256 KB of float32, a block's passes s
 # sums of dweight/dbias, (blocks, D) each, then cost at most 1/16 of dx (at D = 100,000 a block of
 # one row each would double the backward's memory).
 MIN_BLOCK_ROWS = 16
+# At least this many values per thread: handing a run to the pool and joining it costs about 20-40 µs
+# (a futex wake-up on each side), as much as one thread's pass over ~100,000 values. A LayerNorm over
+# (768, 128) float32 (one layer of nanoGPT's CPU recipe) took 271 µs forward+backward on two threads and
+# 172 µs on one (issue 26). Which thread runs a block never changes the values (rule 1 above).
+MIN_THREAD_ELEMENTS = 1 << 18  # 262,144 values: 1 MB of float32
 
 
 def _default_threads() -> int:
@@ -89,11 +94,12 @@ def rows_per_block(n_rows: int, row_len: int) -> int:
 
 
 def row_runs(n_rows: int, row_len: int) -> list[tuple[int, int]]:
-    """``(start, stop)`` row ranges, one per thread (at most ``get_num_threads()``), each a run of
-    whole blocks (the blocks depend only on the shape)."""
+    """``(start, stop)`` row ranges, one per thread (at most ``get_num_threads()``, and at most one per
+    ``MIN_THREAD_ELEMENTS`` values), each a run of whole blocks (the blocks depend only on the shape)."""
     step = rows_per_block(n_rows, row_len)
     n_blocks = max(1, -(-n_rows // step))
-    per = -(-n_blocks // min(_num_threads, n_blocks)) * step  # rows per run: whole blocks
+    n_runs = min(_num_threads, n_blocks, max(1, n_rows * row_len // max(MIN_THREAD_ELEMENTS, 1)))
+    per = -(-n_blocks // n_runs) * step  # rows per run: whole blocks
     return [(i, min(i + per, n_rows)) for i in range(0, n_rows, per)] or [(0, 0)]
 
 
