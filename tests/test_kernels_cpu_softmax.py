@@ -81,6 +81,23 @@ def test_rows_whose_maximum_is_not_finite_are_the_numpy_forms():
     np.testing.assert_allclose(ours[3], ref[3], rtol=4 * EPS32)
 
 
+@pytest.mark.parametrize("S", [1, 3, 4, 5, 8, 9, 64])
+def test_row_maximum_in_four_lanes_finds_every_position(S, rng):
+    # the maximum runs in four interleaved lanes and a tail: a NaN, a +inf, or the largest value at each
+    # position j (each lane, the tail, the first and last element) must be found as np.max finds it
+    base = rng.standard_normal((S, S)).astype(np.float32)
+    for special in (np.nan, np.inf, 50.0):
+        s = base.copy()
+        s[np.arange(S), np.arange(S)] = special                       # row j holds it at column j
+        ours, ref = both("softmax_rows_", s)
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+        if special == 50.0:                                             # finite: the max is exp(0) / total
+            np.testing.assert_allclose(ours, ref, rtol=4 * EPS32, atol=1e-30)
+            assert np.all(np.argmax(ours, axis=1) == np.arange(S))
+        else:
+            np.testing.assert_array_equal(ours, ref)                   # the NumPy form's arithmetic
+
+
 @pytest.mark.parametrize("make", [lambda a: a.astype(np.float64), lambda a: a.astype(np.float16),
                                   lambda a: np.swapaxes(a, -1, -2)])
 def test_other_dtypes_and_layouts_take_the_numpy_form_bitwise(make, rng):
