@@ -225,8 +225,17 @@ def test_add_sub_alpha_as_torch(rng):
                            [a.astype(dtype), b.astype(dtype)])
     assert mt.add(mt.tensor([1, 2]), mt.tensor([1, 2]), alpha=3).numpy().tolist() == [4, 8]
     assert mt.add(mt.tensor([1.0]), 2, alpha=3).item() == 7.0
-    with pytest.raises(TypeError, match="alpha must not be a floating point number"):
+    # PyTorch raises RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
         mt.add(mt.tensor([1, 2]), mt.tensor([1, 2]), alpha=0.5)
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+        torch.add(torch.tensor([1, 2]), torch.tensor([1, 2]), alpha=0.5)
+    with pytest.raises(TypeError, match="'alpha' must be a Number, got str"):
+        mt.add(mt.tensor([1.0]), mt.tensor([2.0]), alpha="2")
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -mt.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -torch.tensor([True, False])
 
 
 def test_softmax_dtype_where_uint8_and_cat_legacy_empty(rng):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["register_post_accumulate_grad_hook"]
+__all__ = ["register_post_accumulate_grad_hook", "RemovableHandle", "ListHookHandle"]
 
 class RemovableHandle:
     """What a hook registration returns (this one and the Module hooks of ``nn/hooks.py``): ``handle.remove()``
@@ -31,6 +31,25 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+class ListHookHandle(RemovableHandle):
+    """What ``Tensor.register_hook`` returns: ``remove()`` takes this registration's hook out of the list of
+    gradient hooks it was appended to (found by identity, so the same function registered twice is two
+    registrations), once; a context manager too. PyTorch's is the same ``RemovableHandle`` class."""
+
+    def __init__(self, hooks: list, hook):
+        super().__init__({})
+        self._list, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._list is None:
+            return
+        for i, h in enumerate(self._list):
+            if h is self._hook:
+                del self._list[i]
+                break
+        self._list = self._hook = None
 
 
 def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:

@@ -112,6 +112,10 @@ def promote(a, b, op: str):
         return arr.dtype, False, False
 
     (a_dt, a_sc, a_num), (b_dt, b_sc, b_num) = info(a, a_t), info(b, b_t)
+    for x, x_t, x_dt in ((a, a_t, a_dt), (b, b_t, b_dt)):
+        if not x_t and x_dt.kind not in "biufc" and x_dt != backend.BFLOAT16:  # Decimal, str arrays, objects
+            raise TypeError(f"{op}: unsupported operand of type {type(x).__name__} (NumPy dtype {x_dt}); "
+                            "expected a Tensor, a bool/int/float/complex number or a numeric array")
     dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc, a_is_number=a_num, b_is_number=b_num)
     return _operand(a, a_t, dt, ref, op), _operand(b, b_t, dt, ref, op)
 
@@ -272,8 +276,11 @@ def alpha_scaled(a, b, alpha, op: str):
         return b
     ints = all(not isinstance(t, Tensor) or t.dtype.kind in "biu" for t in (a, b))
     if not isinstance(alpha, numbers.Number) or ints and not isinstance(alpha, numbers.Integral):
-        raise TypeError(f"{op}: for integral input tensors, argument alpha must not be a floating point number, "
-                        f"got alpha={alpha!r}")
+        # PyTorch's class for this refusal is RuntimeError (a non-number alpha is a TypeError, as its signature)
+        if not isinstance(alpha, numbers.Number):
+            raise TypeError(f"{op}(): argument 'alpha' must be a Number, got {type(alpha).__name__}")
+        raise RuntimeError(f"{op}: for integral input tensors, argument alpha must not be a floating point number, "
+                           f"got alpha={alpha!r}")
     return b * alpha
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._fperr import Quiet
 
 __all__ = ["clone"]
 
@@ -21,7 +22,8 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.in_dtype = x.dtype
-        return (x.real if x.dtype.kind == "c" and dtype.kind != "c" else x).astype(dtype)
+        with Quiet():  # float64 -> float16 overflow gives inf silently, as PyTorch
+            return (x.real if x.dtype.kind == "c" and dtype.kind != "c" else x).astype(dtype)
 
     @staticmethod
     def backward(ctx, dy):
@@ -34,7 +36,10 @@ def cast(x: Tensor, dtype) -> Tensor:
     if x.dtype == dtype:
         return x
     if not backend.is_floating(dtype) and dtype.kind != "c":  # integer and bool results carry no gradient (as PyTorch)
-        return Tensor._from_op((x.array.real if x.dtype.kind == "c" else x.array).astype(dtype))
+        # NaN, inf or an out-of-range float has no integer value: the result is the hardware's (INT_MIN on x86,
+        # PyTorch's too), without NumPy's "invalid value encountered in cast" warning, which PyTorch does not give
+        with Quiet():
+            return Tensor._from_op((x.array.real if x.dtype.kind == "c" else x.array).astype(dtype))
     return Cast.apply(x, dtype)
 
 

@@ -166,7 +166,10 @@ class Neg(Function):
 
 
 def neg(x: Tensor) -> Tensor:
-    """``-x``, any shape and dtype; ``dx = -dy``."""
+    """``-x``, any shape and dtype but bool (RuntimeError, as PyTorch); ``dx = -dy``."""
+    if isinstance(x, Tensor) and x.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
     return Neg.apply(x)
 
 
