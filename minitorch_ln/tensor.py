@@ -19,7 +19,6 @@ from .autograd import function as _function_module
 from .autograd import engine as _engine, saved as _saved_module, unrecorded as _unrecorded_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
-from .autograd.post_accumulate import ListHookHandle
 from .errors import OptionError
 from .size import Size, _size
 from .tensor_str import tensor_repr
@@ -266,29 +265,6 @@ class Tensor(TensorProtocols):
         self._grad_fn.register_pre_hook(self._output_nr, store)
         self._retain_hook = store
         self._retains_grad = True
-
-    def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
-
-        Returns a handle whose ``remove()`` unregisters the hook (``autograd/post_accumulate.py``), as PyTorch's.
-        Raises RuntimeError on a tensor that does not require grad, TypeError when ``hook`` is not callable.
-        """
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if not callable(hook):
-            raise TypeError(f"register_hook: expected a callable hook(grad), got {type(hook).__name__}")
-        if self.is_leaf:
-            if self._leaf_hooks is None:
-                self._leaf_hooks = {0: []}
-                acc = self._accumulator
-                if acc is not None:
-                    acc._pre_hooks = self._leaf_hooks
-            hooks = self._leaf_hooks[0]
-            hooks.append(hook)
-        else:
-            self._grad_fn.register_pre_hook(self._output_nr, hook)
-            hooks = self._grad_fn._pre_hooks[self._output_nr]
-        return ListHookHandle(hooks, hook)
 
     # ---------------------------------------------------------------- printing
     def __repr__(self) -> str:  # as PyTorch prints it: tensor_str.py

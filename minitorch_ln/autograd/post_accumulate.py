@@ -1,4 +1,5 @@
-"""``Tensor.register_post_accumulate_grad_hook``: call ``hook(leaf)`` once the leaf's ``.grad`` is updated.
+"""Tensor gradient hooks: ``Tensor.register_hook`` (``hook(grad)`` when the gradient is computed) and
+``Tensor.register_post_accumulate_grad_hook``: call ``hook(leaf)`` once the leaf's ``.grad`` is updated.
 
 As PyTorch's (2.1+): registered on a leaf that requires grad; the engine calls the hooks, in the
 order they were registered, right after it added this backward's gradient into ``leaf.grad``
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["register_post_accumulate_grad_hook", "RemovableHandle", "ListHookHandle"]
+__all__ = ["register_hook", "register_post_accumulate_grad_hook", "RemovableHandle", "ListHookHandle"]
 
 class RemovableHandle:
     """What a hook registration returns (this one and the Module hooks of ``nn/hooks.py``): ``handle.remove()``
@@ -68,3 +69,27 @@ def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
     handle = RemovableHandle(self._post_accumulate_hooks)
     self._post_accumulate_hooks[handle.id] = hook
     return handle
+
+
+def register_hook(self, hook):
+    """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+
+    Returns a handle whose ``remove()`` unregisters the hook (``autograd/post_accumulate.py``), as PyTorch's.
+    Raises RuntimeError on a tensor that does not require grad, TypeError when ``hook`` is not callable.
+    """
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if not callable(hook):
+        raise TypeError(f"register_hook: expected a callable hook(grad), got {type(hook).__name__}")
+    if self.is_leaf:
+        if self._leaf_hooks is None:
+            self._leaf_hooks = {0: []}
+            acc = self._accumulator
+            if acc is not None:
+                acc._pre_hooks = self._leaf_hooks
+        hooks = self._leaf_hooks[0]
+        hooks.append(hook)
+    else:
+        self._grad_fn.register_pre_hook(self._output_nr, hook)
+        hooks = self._grad_fn._pre_hooks[self._output_nr]
+    return ListHookHandle(hooks, hook)

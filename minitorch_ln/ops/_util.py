@@ -291,6 +291,14 @@ def no_bool(op: str):
     raise DtypeError(f"\"{op}_cpu\" not implemented for 'Bool'")
 
 
+def refuse_bool_neg(x):
+    """``x``, or PyTorch's RuntimeError for ``-x`` on a bool tensor (NumPy's own error names NumPy)."""
+    if isinstance(x, Tensor) and x.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return x
+
+
 def refuse_bool_sub(a, b) -> None:
     """Raise PyTorch's RuntimeError for ``-`` with a bool operand (a tensor or a Python bool)."""
     bools = [isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype.kind == "b") for v in (a, b)]

@@ -18,7 +18,8 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._fperr import Quiet
-from ._util import alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote
+from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote,
+                    refuse_bool_neg)
 from ._util import no_bool, refuse_bool_sub
 from .autocast_policies import autocast
 from .complex_math import Sgn
@@ -167,10 +168,7 @@ class Neg(Function):
 
 def neg(x: Tensor) -> Tensor:
     """``-x``, any shape and dtype but bool (RuntimeError, as PyTorch); ``dx = -dy``."""
-    if isinstance(x, Tensor) and x.dtype.kind == "b":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
-    return Neg.apply(x)
+    return Neg.apply(refuse_bool_neg(x))
 
 
 class PowScalar(Function):
