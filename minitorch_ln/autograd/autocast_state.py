@@ -214,6 +214,7 @@ def autocast_op(name: str, policies: dict):
                 _state.excluded -= 1
 
         wrapper.__autocast__ = (name, dict(policies))
+        wrapper.__autocast_plain__ = fn  # what the wrapper calls while no region is on (out_variants.with_out)
         return wrapper
 
     return decorate

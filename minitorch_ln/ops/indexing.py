@@ -40,7 +40,7 @@ def _normalize_index(x: Tensor, index):
     Returns ``(index_tuple, is_basic)``. Raises IndexError (too many indices, out of range, mask of
     the wrong shape) and TypeError (unsupported index types) with what was expected and what came.
     """
-    if (fast := _plain_ints(x.shape, index)) is not None:  # N[a, b], P[i]: Python ints only, checked
+    if (fast := _plain_ints(x.array.shape, index)) is not None:  # N[a, b], P[i]: Python ints only, checked
         return fast, True
     xp = get_array_module(x.array)
     items = index if isinstance(index, tuple) else (index,)
