@@ -127,3 +127,23 @@ def test_out_wrapper_still_autocasts_inside_a_region():
     out = mt.empty(2, 2)
     mt.mm(a, b, out=out)
     np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 3.0, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("v", SPECIAL + [20.0, -20.0, 1e4, -1e4, -1e-40])
+def test_sigmoids_of_0d_arrays_equal_the_where_forms(v, dtype):
+    from minitorch_ln.ops.fused_backward import sigmoid_array, sigmoid_pair_array  # noqa: PLC0415
+
+    with np.errstate(all="ignore"):
+        x = np.array(v).astype(dtype)
+
+        def where_form(t):  # the n-d form, which a 1-element 1-d array still takes
+            return sigmoid_array(t.reshape(1)).reshape(())
+
+        want = (where_form(x), where_form(-x))
+        got = (sigmoid_array(x), sigmoid_array(-x)), sigmoid_pair_array(x)
+    for pair in got:
+        for g, w in zip(pair, want):
+            assert type(g) is np.ndarray and g.shape == () and g.dtype == dtype
+            np.testing.assert_array_equal(g, w, strict=True)
+            assert np.signbit(g) == np.signbit(w)
