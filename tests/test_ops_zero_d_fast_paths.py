@@ -147,3 +147,10 @@ def test_sigmoids_of_0d_arrays_equal_the_where_forms(v, dtype):
             assert type(g) is np.ndarray and g.shape == () and g.dtype == dtype
             np.testing.assert_array_equal(g, w, strict=True)
             assert np.signbit(g) == np.signbit(w)
+
+
+def test_out_wrapper_skips_only_an_autocast_wrapper_it_wraps_itself():
+    # torch.sum is keepdims_alias(autocast(sum)): functools.wraps copies the autocast attribute outward, and the
+    # out= wrapper must still go through the alias layer
+    assert mt.sum(mt.ones(2, 3), 1, keepdims=True).shape == (2, 1)
+    assert mt.log(mt.tensor(2.0)).item() == np.log(np.float32(2.0))

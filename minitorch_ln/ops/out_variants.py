@@ -130,8 +130,9 @@ def with_out(fn, name: str):
     except (TypeError, ValueError):
         return fn
 
-    plain = getattr(fn, "__autocast_plain__", None) or fn  # an autocast wrapper's op, called directly while no
-    regions = _autocast_state._enabled_regions  # autocast region is on: what the wrapper would do, one call fewer
+    owner, plain = getattr(fn, "__autocast_plain__", (None, fn))  # ``fn`` an autocast wrapper: its op, called
+    plain = plain if owner is fn else fn  # directly while no region is on (what the wrapper does, one call fewer)
+    regions = _autocast_state._enabled_regions
 
     @functools.wraps(fn)
     def op_with_out(*args, out=None, **kwargs):
