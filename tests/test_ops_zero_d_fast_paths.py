@@ -154,3 +154,27 @@ def test_out_wrapper_skips_only_an_autocast_wrapper_it_wraps_itself():
     # out= wrapper must still go through the alias layer
     assert mt.sum(mt.ones(2, 3), 1, keepdims=True).shape == (2, 1)
     assert mt.log(mt.tensor(2.0)).item() == np.log(np.float32(2.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32, np.uint8, np.int64])
+@pytest.mark.parametrize("ufunc", ["add", "subtract", "multiply"])
+def test_inplace_ufunc_into_a_0d_array_equals_out(ufunc, dtype):
+    from minitorch_ln.ops.inplace import _ufunc_into  # noqa: PLC0415
+
+    info = np.finfo(dtype) if np.dtype(dtype).kind == "f" else np.iinfo(dtype)
+    values = [0, 1, 3, info.max, info.min] + ([-0.0, 0.5, np.inf, np.nan] if np.dtype(dtype).kind == "f" else [])
+    for v in values:
+        for w in values:
+            base = np.zeros((2, 3), dtype)
+            with np.errstate(all="ignore"):
+                base[1, 2], operand = v, np.asarray(w).astype(dtype)
+            view, want = base[1, 2, ...], np.array(base[1, 2], dtype)
+            with warnings.catch_warnings(record=True) as got_warnings, np.errstate(all="warn"):
+                warnings.simplefilter("always")
+                _ufunc_into(np, ufunc, view, operand)  # a 0-d view: writes through to base
+            with warnings.catch_warnings(record=True) as want_warnings, np.errstate(all="warn"):
+                warnings.simplefilter("always")
+                getattr(np, ufunc)(want, operand, out=want)
+            np.testing.assert_array_equal(base[1, 2], want, strict=False)
+            assert base[1, 2].dtype == want.dtype and np.signbit(base[1, 2]) == np.signbit(want)
+            assert [str(x.message) for x in got_warnings] == [str(x.message) for x in want_warnings]
