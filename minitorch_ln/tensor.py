@@ -17,6 +17,7 @@ import numpy as np
 from . import backend
 from .autograd import function as _function_module
 from .autograd import engine as _engine, saved as _saved_module, unrecorded as _unrecorded_module
+from .autograd import recorded as _recorded_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
 from .errors import OptionError
@@ -321,7 +322,7 @@ def _warn_scalar_of_requires_grad() -> None:
 TensorProtocols._tensor_class = Tensor  # what a NumPy ufunc of a tensor gives back
 _function_module.Tensor = Tensor  # lets Function.apply and the engine build Tensors without importing us
 _saved_module.Tensor = Tensor  # and the saving of tensors for backward (autograd/saved.py)
-_unrecorded_module.Tensor = Tensor  # and Function.apply's path for one tensor without history (autograd/unrecorded.py)
+_unrecorded_module.Tensor = _recorded_module.Tensor = Tensor  # and Function.apply's lean paths (unrecorded.py, recorded.py)
 
 
 def _to_array(data, dtype=None, device=None):

@@ -214,6 +214,9 @@ def autocast_op(name: str, policies: dict):
                 _state.excluded -= 1
 
         wrapper.__autocast__ = (name, dict(policies))
+        # what this wrapper calls while no region is on (out_variants.with_out); the wrapper is named too, since an
+        # outer functools.wraps copies the attribute to a wrapper of its own (axis_alias, keepdims_alias)
+        wrapper.__autocast_plain__ = (wrapper, fn)
         return wrapper
 
     return decorate

@@ -41,6 +41,7 @@ from . import bfloat16 as _bf16
 from .output_meta import _CPU_META, _device, _refuse_complex, _single_output_meta
 from .grad_mode import _state as _grad_state
 from .saved import only_constants, rebuild_output, resolve_all
+from .recorded import NOT_TAKEN, apply_recorded
 from .unrecorded import _as_array, apply_unrecorded
 
 _BF16 = backend.BFLOAT16
@@ -53,8 +54,7 @@ Tensor = None
 # ``tracer(cls, ctx, args, kwargs, out)`` sees every op run while set (autograd/tracing.py sets it;
 # ONNX export records a forward with it). None, the default, costs one global read per op.
 _tracer = None
-
-
+_LEAN = [True]  # False: every recording op takes the general path (tests compare the two)
 
 
 class Node:
@@ -267,12 +267,17 @@ class Function:
         # detailed device check only when an array is not a NumPy one (a GPU array; 0-d tensors are
         # scalars and may come from the CPU, as in PyTorch).
         grad_mode = _grad_state.enabled
-        if len(args) == 1 and not kwargs and _tracer is None:  # one tensor that records nothing (issue 26)
-            a = args[0]
-            if type(a) is Tensor and not a._requires_grad and (a._base is None or a._view_version == a._version[0]):
+        if not kwargs and _tracer is None and len(args) <= 3:  # the lean paths (issue 26): unrecorded.py, recorded.py
+            a = args[0] if args else None
+            if len(args) == 1 and type(a) is Tensor and not a._requires_grad \
+                    and (a._base is None or a._view_version == a._version[0]):  # one tensor that records nothing
                 d = a.array
                 if type(d) is np.ndarray and d.dtype.kind not in "cV":
                     return apply_unrecorded(cls, _new_node(Node), d, grad_mode)
+            elif grad_mode and _LEAN[0] and not _anomaly["enabled"]:
+                out = apply_recorded(cls, Node, args)
+                if out is not NOT_TAKEN:
+                    return out
         raw, needs = [], []
         any_needs = check_devices = has_bf16 = False
         for a in args:

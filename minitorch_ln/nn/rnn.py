@@ -17,7 +17,7 @@ import warnings
 
 from ..ops.creation import empty, zeros
 from ..ops.index_ops import index_select
-from ..ops.indexing import cat, stack
+from ..ops.joining import cat, stack
 from . import functional as F
 from . import init
 from .module import Module

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ops.creation import full
 from ..ops.index_ops import index_select
-from ..ops.indexing import cat, stack
+from ..ops.joining import cat, stack
 from ..tensor import Tensor, tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",

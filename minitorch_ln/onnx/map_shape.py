@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import conversion, grids, index_ops, indexing, padding, reorder, shape
+from ..ops import conversion, grids, index_ops, indexing, joining, padding, reorder, shape
 from ..ops.scatter import Gather, ScatterAdd
 from .exporter import onnx_dtype
 from .graph import INT64_MAX
@@ -41,6 +41,12 @@ def _sum_to(g, n):  # sum over the axes a broadcast from the output shape repeat
 
 def _cat(g, n):
     return g.op("Concat", [n.x(i) for i in range(len(n.rec.args))], axis=int(n.rec.kwargs["dim"]))
+
+
+def _stack(g, n):  # Stack(*xs, dim): each input gains the new axis (Unsqueeze), then one Concat along it
+    dim = int(n.rec.kwargs["dim"])
+    axes = g.ints([dim])
+    return g.op("Concat", [g.op("Unsqueeze", [n.x(i), axes]) for i in range(len(n.rec.args))], axis=dim)
 
 
 def _split(g, n):
@@ -182,7 +188,7 @@ def _pad_constant(g, n):  # F.pad(mode="constant"): ((lo, hi), ...) per axis -> 
 
 MAPPINGS = {
     shape.Reshape: _reshape, shape.Permute: _permute, shape.BroadcastTo: _broadcast_to, shape.SumTo: _sum_to,
-    indexing.Cat: _cat, indexing.Split: _split, indexing.GetItem: _getitem, reorder.Flip: _flip,
+    joining.Cat: _cat, joining.Stack: _stack, joining.Split: _split, indexing.GetItem: _getitem, reorder.Flip: _flip,
     reorder.Repeat: _repeat, Gather: _gather, ScatterAdd: _scatter_add, padding.PadConstant: _pad_constant,
     index_ops.IndexSelect: _index_select, conversion.Cast: _cast, conversion.Clone: _identity,
     grids.Tril: _triangle, grids.Triu: _triangle,  # triu/tril record these subclasses of Triangle

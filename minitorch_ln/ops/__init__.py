@@ -10,7 +10,7 @@ namespace and into ``__all__``, which the package root takes as they are (``mini
 from . import (  # the op modules, each with its ``__all__``
     conversion, shape, elementwise, selection, comparison, activation, activation_piecewise, activation_threshold,
     unary, unary_trig, binary, division, bitwise, reduction, variance, statistics, scan, sorting, histogram,
-    linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
+    linalg_norms, indexing, joining, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views, out_variants, aliases, complex_parts, complex_math,
@@ -26,7 +26,7 @@ from . import (  # the op modules, each with its ``__all__``
 _OP_MODULES = (
     conversion, shape, elementwise, selection, comparison, activation, activation_piecewise, activation_threshold,
     unary, unary_trig, binary, division, bitwise, reduction, variance, statistics, scan, sorting, histogram,
-    linalg_norms, indexing, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
+    linalg_norms, indexing, joining, grids, scatter, index_ops, searching, matmul, layer_norm, rms_norm, batch_norm, softmax,
     loss, embedding, dropout, attention, convolution, padding, pooling, creation, random, reorder, stacking, einsum,
     products, linalg_decomp, loss_regression, loss_margin, distance, view_ops, group_norm, pixel_shuffle,
     special_fns, counting, reduction_nan, strided_views, aliases, complex_parts, complex_math,

@@ -157,14 +157,18 @@ def sigmoid(x: Tensor) -> Tensor:
     return Sigmoid.apply(x)
 
 
+_ZEROS = {np.dtype(t): np.broadcast_to(t(0), ()) for t in (np.float16, np.float32, np.float64)}  # ReLU's, read-only
+
+
 class ReLU(Function):
     torch_name = "Relu"  # PyTorch records ReluBackward0
 
     @staticmethod
     def forward(ctx, x):
-        xp = get_array_module(x)
-        ctx.mask = ~(x <= 0)  # NaN passes its gradient on, as PyTorch's threshold_backward
-        return xp.maximum(x, 0).astype(x.dtype, copy=False)
+        # a NumPy float compares with a 0-d zero of its dtype in half the time of the Python 0 (issue 26; same values)
+        zero = _ZEROS[x.dtype] if type(x) is np.ndarray and x.dtype in _ZEROS else 0
+        ctx.mask = ~(x <= zero)  # NaN passes its gradient on, as PyTorch's threshold_backward
+        return get_array_module(x).maximum(x, zero).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dy):

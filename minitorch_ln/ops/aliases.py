@@ -9,7 +9,7 @@ from __future__ import annotations
 from .binary import atan2
 from .comparison import ge, gt, le, lt, ne
 from .elementwise import abs, mul, neg, sub
-from .indexing import cat
+from .joining import cat
 from .selection import clamp
 from .unary import trunc
 from .unary_trig import acos, acosh, asin, asinh, atan, atanh

@@ -129,8 +129,8 @@ POLICIES = {
     "tensordot": ({"cuda": "promote", "cpu": "lower"}, [("products", "tensordot")], []),  # CPU: its mm casts
     "scatter_add": ({"cuda": "promote"}, [("scatter", "scatter_add")], ["scatter_add"]),
     "index_put": ({"cuda": "promote"}, [("view_ops", "index_put")], []),
-    "cat": ({"cpu": "promote"}, [("indexing", "cat")], []),
-    "stack": ({"cpu": "promote"}, [("indexing", "stack")], []),
+    "cat": ({"cpu": "promote"}, [("joining", "cat")], []),
+    "stack": ({"cpu": "promote"}, [("joining", "stack")], []),
     "index_copy": ({"cpu": "promote"}, [("index_ops", "index_copy")], ["index_copy"]),
     # one kernel in PyTorch, composed of listed ops here: run as called, nothing inside casts
     "nan_to_num": ({"cuda": "as_is", "cpu": "as_is"}, [("unary", "nan_to_num")], ["nan_to_num"]),

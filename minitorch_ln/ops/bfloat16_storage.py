@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..autograd.bfloat16 import register_storage_ops
 from .conversion import Cast, Clone, ToDevice
-from .indexing import GetItem, Split
+from .indexing import GetItem
+from .joining import Split
 from .shape import BroadcastTo, Permute, Reshape
 from .strided_views import AsStrided, Windows
 from .view_ops import Diagonal

@@ -31,9 +31,7 @@ from .shape import broadcast_to, unbroadcast
 __all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
 
 
-# ==================================================================================================
-# Arithmetic
-# ==================================================================================================
+# ====================================================================================== Arithmetic
 
 
 class Add(Function):
@@ -238,6 +236,8 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
         RuntimeError (OptionError): an integer base with a negative integer exponent.
         ShapeError: shapes that do not broadcast. TypeError: an operand that is not a Tensor or number.
     """
+    if type(b) in (float, int) and isinstance(a, Tensor) and a.array.dtype.kind == "f":  # b ** 2 (issue 26)
+        return PowScalar.apply(a, float(b))  # what the branch below gives a real float base (fc; no int check)
     if isinstance(a, Tensor) and (type(b) in (float, int) or not isinstance(b, Tensor) and np.ndim(b) == 0  # (issue 26)
                                   and not isinstance(b, np.ndarray) and not np.iscomplexobj(b)):  # complex: Pow, promoted
         if not isinstance(b, (numbers.Real, np.number)):
@@ -257,9 +257,7 @@ def pow(a, b) -> Tensor:  # noqa: A001 - PyTorch's name
     return Pow.apply(a, b)
 
 
-# ==================================================================================================
-# Unary math
-# ==================================================================================================
+# ====================================================================================== Unary math
 
 
 class Exp(Function):
@@ -287,6 +285,8 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        if type(x) is np.ndarray and x.ndim == 0 and x.dtype.kind == "f" and float(x) > 0:  # P[a, b] (issue 26):
+            return np.log(x)  # the log of a positive real raises no floating-point error: Quiet is not needed
         with Quiet():
             return get_array_module(x).log(x)
 

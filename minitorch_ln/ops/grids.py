@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..errors import DtypeError, IndexOutOfRangeError, OptionError, ShapeError
 from ..tensor import Tensor
-from .indexing import stack
+from .joining import stack
 from .shape import broadcast_to, reshape
 
 __all__ = [

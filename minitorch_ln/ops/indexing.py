@@ -1,4 +1,4 @@
-"""Indexing and joining: ``x[index]``, ``x[index] = v``, ``cat``, ``stack`` (``split``, ``chunk``: stacking.py).
+"""Indexing: ``x[index]``, ``x[index] = v`` (``cat``, ``stack``: joining.py; ``split``, ``chunk``: stacking.py).
 
 ``x[index]`` gathers; its backward is the adjoint, a scatter-*add* into zeros of ``x``'s shape, so
 an element picked twice (``x[[0, 0]]``) receives both gradients (``kernels.scatter.scatter_add``; a plain
@@ -23,13 +23,11 @@ from ..backend import get_array_module
 from ..errors import ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
-from ._util import axis_alias, normalize_dim, promote
-from .autocast_policies import autocast
 from .conversion import cast
 from .selection import masked_fill
-from .shape import unbroadcast, unsqueeze
+from .shape import unbroadcast
 
-__all__ = ["cat", "stack"]
+__all__: list = []  # cat and stack: joining.py (re-exported below for old imports)
 
 # ==================================================================================================
 # x[index]
@@ -42,7 +40,7 @@ def _normalize_index(x: Tensor, index):
     Returns ``(index_tuple, is_basic)``. Raises IndexError (too many indices, out of range, mask of
     the wrong shape) and TypeError (unsupported index types) with what was expected and what came.
     """
-    if (fast := _plain_ints(x.shape, index)) is not None:  # N[a, b], P[i]: Python ints only, checked
+    if (fast := _plain_ints(x.array.shape, index)) is not None:  # N[a, b], P[i]: Python ints only, checked
         return fast, True
     xp = get_array_module(x.array)
     items = index if isinstance(index, tuple) else (index,)
@@ -293,92 +291,4 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     return x._inplace("setitem", lambda s: SetItem.apply(s, value, idx))
 
 
-# ==================================================================================================
-# cat, stack (and Split, the adjoint of Cat)
-# ==================================================================================================
-
-
-class Cat(Function):
-    supports_complex = True
-
-    @staticmethod
-    def forward(ctx, *arrays, dim):
-        ctx.sizes, ctx.dim = [a.shape[dim] for a in arrays], dim
-        return get_array_module(*arrays).concatenate(arrays, axis=dim)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return tuple(Split.apply(dy, ctx.sizes, ctx.dim))
-
-
-def _same_dtype(tensors, op):
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{op}: expected a sequence of Tensors, got {type(t).__name__} at position {i}")
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        if t.dtype != dt:
-            dt = promote(Tensor._from_op(np.zeros((1,), dt)), Tensor._from_op(np.zeros((1,), t.dtype)), op)[0].dtype
-    return [cast(t, dt) for t in tensors]
-
-
-@autocast("cat")
-@axis_alias
-def cat(tensors, dim: int = 0) -> Tensor:
-    """Join tensors along an existing dimension ``dim``: ``(a, n1, b)``, ``(a, n2, b)`` → ``(a, n1+n2, b)``.
-
-    Dtypes are promoted as for ``+``. Raises ValueError (empty list), ShapeError (different number
-    of dimensions or sizes off ``dim`` that differ, naming both shapes) and IndexError (``dim`` out
-    of range).
-    """
-    tensors = _same_dtype(tensors, "cat")
-    ref = next((t for t in tensors if t.shape != (0,)), tensors[0])  # legacy empty 1-D tensors fit any shape
-    d = normalize_dim(dim, ref.ndim, "cat")
-    if ref.ndim == 0:
-        raise ShapeError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
-    if ref.shape != (0,):  # as PyTorch: each (0,) joins as an empty slab, and still gets its (empty) gradient
-        tensors = [t.reshape(ref.shape[:d] + (0,) + ref.shape[d + 1:]) if t.shape == (0,) else t for t in tensors]
-    for i, t in enumerate(tensors[1:], 1):
-        if t.ndim != ref.ndim or any(s != r for j, (s, r) in enumerate(zip(t.shape, ref.shape)) if j != d):
-            raise ShapeError(
-                f"cat: tensor {i} has shape {tuple(t.shape)}, which does not match tensor 0's shape "
-                f"{tuple(ref.shape)} in every dimension except dim {d}"
-            )
-    if len(tensors) == 1:
-        return tensors[0]
-    return Cat.apply(*tensors, dim=d)
-
-
-@autocast("stack")
-@axis_alias
-def stack(tensors, dim: int = 0) -> Tensor:
-    """Join tensors of one shape ``S`` along a new dimension ``dim``: ``k`` tensors → ``S`` with ``k`` inserted.
-
-    Raises ShapeError when the shapes differ (naming both) and IndexError for ``dim`` out of range.
-    """
-    tensors = _same_dtype(tensors, "stack")
-    ref = tensors[0]
-    for i, t in enumerate(tensors[1:], 1):
-        if t.shape != ref.shape:
-            raise ShapeError(f"stack: tensor {i} has shape {tuple(t.shape)} but tensor 0 has {tuple(ref.shape)}")
-    if not isinstance(dim, numbers.Integral) or not -ref.ndim - 1 <= dim <= ref.ndim:
-        raise IndexError(f"stack: dim {dim} is out of range for the result's {ref.ndim + 1} dimensions")
-    d = dim % (ref.ndim + 1)
-    return Cat.apply(*[unsqueeze(t, d) for t in tensors], dim=d)
-
-
-class Split(Function):
-    supports_complex = True
-
-    @staticmethod
-    def forward(ctx, x, sizes, dim):
-        ctx.dim = dim
-        bounds = np.cumsum(sizes)[:-1].tolist()
-        return tuple(get_array_module(x).split(x, bounds, axis=dim))
-
-    @staticmethod
-    def backward(ctx, *dys):
-        return Cat.apply(*dys, dim=ctx.dim), None, None
+from .joining import Cat, Split, Stack, cat, stack  # noqa: E402, F401 - moved to joining.py; old imports keep working

@@ -263,7 +263,7 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
                 or (o.shape != arr.shape and o.ndim) or _grad_state.enabled and (self.requires_grad or other.requires_grad)):
             return None
         self._check_inplace(what)
-        getattr(np, ufunc)(arr, o, out=arr)
+        _ufunc_into(np, ufunc, arr, o)
         self._bump_version()
         return self
     if not (kind == "f" and type(other) in _NUMBERS or kind in "iu" and type(other) is int):
@@ -273,9 +273,20 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     self._check_inplace(what)
     xp = backend.get_array_module(arr)
     operand = dt.type(other) if kind == "f" else xp.asarray(_wrap_int(other, dt, what[:-1]), dtype=dt)
-    getattr(xp, ufunc)(arr, operand, out=arr)
+    _ufunc_into(xp, ufunc, arr, operand)
     self._bump_version()
     return self
+
+
+def _ufunc_into(xp, ufunc: str, arr, operand) -> None:
+    """``ufunc(arr, operand, out=arr)``, the result's dtype being ``arr``'s (``_number_inplace`` checks it). On a 0-d
+    NumPy ``arr`` (``ll += log(p)``, ``N[a, b] += 1``) the same ufunc's scalar result is stored instead: the same
+    value and floating-point errors, without ``out=``'s argument handling (0.7 -> 0.3 µs, issue 26)."""
+    f = getattr(xp, ufunc)
+    if xp is np and arr.ndim == 0:
+        arr[()] = f(arr, operand)
+    else:
+        f(arr, operand, out=arr)
 
 
 def _snapshot_saved(result, old) -> None:

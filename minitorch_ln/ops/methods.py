@@ -27,7 +27,9 @@ from .bitwise import (
 from .creation import _new_empty, _new_full, _new_ones, _new_tensor, _new_zeros
 from .division import div_rounding, floor_divide, fmod, remainder, true_divide
 from .dtype_ops import byte, char, short, type, type_as  # noqa: A004
-from .elementwise import add, div, mul, sub
+from .activation import relu, tanh
+from .elementwise import add, div, mul, neg, sub
+from .elementwise import pow as _pow
 from .grids import diag, diag_embed, diagflat
 from .histogram import histc, histogram
 from .index_ops import index_add, index_copy, index_fill, index_select, masked_scatter, masked_select
@@ -93,17 +95,17 @@ METHODS = {
     "bfloat16": _Methods.bfloat16,
     "long": _Methods.long, "int": _Methods.int, "bool": _Methods.bool, "cpu": _Methods.cpu, "cuda": _Methods.cuda,
     "__radd__": _Methods.__radd__, "__rsub__": _Methods.__rsub__, "__rmul__": _Methods.__rmul__,
-    "__rtruediv__": _Methods.__rtruediv__, "__rdiv__": _Methods.__rtruediv__, "__pow__": _Methods.__pow__,
+    "__rtruediv__": _Methods.__rtruediv__, "__rdiv__": _Methods.__rtruediv__,
     "__rpow__": _Methods.__rpow__, "__matmul__": _Methods.__matmul__, "__rmatmul__": _Methods.__rmatmul__,
-    "__neg__": _Methods.__neg__, "__pos__": _Methods.__pos__, "__abs__": _Methods.__abs__,
+    "__pos__": _Methods.__pos__, "__abs__": _Methods.__abs__,
     "__eq__": _Methods.__eq__, "__ne__": _Methods.__ne__, "__lt__": _Methods.__lt__, "__le__": _Methods.__le__,
     "__gt__": _Methods.__gt__, "__ge__": _Methods.__ge__, "__invert__": _Methods.__invert__,
     "__and__": _Methods.__and__, "__or__": _Methods.__or__, "__getitem__": _Methods.__getitem__,
     "__iter__": _Methods.__iter__, "__reversed__": _Methods.__reversed__, "__contains__": _Methods.__contains__,
     "__setitem__": _Methods.__setitem__, "add": _Methods.add, "sub": _Methods.sub, "mul": _Methods.mul,
     "div": _Methods.div, "pow": _Methods.pow, "matmul": _Methods.matmul, "exp": _Methods.exp, "log": _Methods.log,
-    "sqrt": _Methods.sqrt, "rsqrt": _Methods.rsqrt, "abs": _Methods.abs, "tanh": _Methods.tanh,
-    "sigmoid": _Methods.sigmoid, "relu": _Methods.relu, "sin": _Methods.sin, "cos": _Methods.cos,
+    "sqrt": _Methods.sqrt, "rsqrt": _Methods.rsqrt, "abs": _Methods.abs,
+    "sigmoid": _Methods.sigmoid, "sin": _Methods.sin, "cos": _Methods.cos,
     "maximum": _Methods.maximum, "minimum": _Methods.minimum, "clamp": _Methods.clamp, "clip": _Methods.clamp,
     "masked_fill": _Methods.masked_fill, "sum": _Methods.sum, "mean": _Methods.mean, "var": _Methods.var,
     "std": _Methods.std, "max": _Methods.max, "min": _Methods.min, "amax": _Methods.amax, "amin": _Methods.amin,
@@ -117,6 +119,7 @@ METHODS = {
     "is_contiguous": _Methods.is_contiguous,
     # elementwise.py: x + y, x - y, x * y, x / y call the op itself (one Python call less per op)
     "__add__": add, "__sub__": sub, "__mul__": mul, "__truediv__": div, "__div__": div,
+    "__neg__": neg, "__pow__": _pow, "tanh": tanh, "relu": relu,  # likewise -x, x ** p, x.tanh(), x.relu() (issue 26)
     # unary.py
     "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "frac": frac, "sign": sign, "sgn": sgn,
     "reciprocal": reciprocal, "square": square, "log2": log2, "log10": log10, "log1p": log1p, "exp2": exp2,

@@ -25,6 +25,7 @@ import inspect
 import warnings
 
 from .. import backend
+from ..autograd import autocast_state as _autocast_state
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.views import check_writable
 from ..tensor import Tensor
@@ -129,10 +130,14 @@ def with_out(fn, name: str):
     except (TypeError, ValueError):
         return fn
 
+    owner, plain = getattr(fn, "__autocast_plain__", (None, fn))  # ``fn`` an autocast wrapper: its op, called
+    plain = plain if owner is fn else fn  # directly while no region is on (what the wrapper does, one call fewer)
+    regions = _autocast_state._enabled_regions
+
     @functools.wraps(fn)
     def op_with_out(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            return plain(*args, **kwargs) if not regions[0] else fn(*args, **kwargs)
         if is_grad_enabled() and _requires_grad_anywhere(list(args) + list(kwargs.values())):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad (use the returned tensor, "

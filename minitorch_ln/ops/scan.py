@@ -22,7 +22,7 @@ from ._util import axis_alias, normalize_dim, require_float  # noqa: F401 - axis
 from .autocast_policies import autocast
 from .complex_parts import cj
 from .conversion import cast
-from .indexing import cat
+from .joining import cat
 
 __all__ = ["cummax", "cummin", "cumprod", "cumsum", "diff", "logcumsumexp"]
 

@@ -23,7 +23,8 @@ from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim
 from .conversion import cast
-from .indexing import GetItem, Split, cat
+from .indexing import GetItem
+from .joining import Split, cat
 from .shape import reshape, unsqueeze
 
 __all__ = [

@@ -23,7 +23,6 @@ from .unary_trig import cos, sin
 from .grids import tril, triu
 from .indexing import getitem, setitem_
 from .stacking import chunk, split
-from .view_ops import unbind
 from .matmul import matmul
 from .reduction import (  # noqa: A004 - PyTorch's names
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, sum, topk,
@@ -199,10 +198,12 @@ class _Methods:
 
     def __iter__(self):
         # the sub-tensors along dim 0 (views), as PyTorch; without this Python would index 0, 1, ...
-        # until an IndexError, and a 0-d tensor would silently iterate as empty
+        # until an IndexError, and a 0-d tensor would silently iterate as empty. ``self[i]`` per row (the
+        # int-index view of indexing.py, with its fast path for a tensor without history), taken all at
+        # once as PyTorch's unbind does
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(unbind(self, 0))
+        return iter([getitem(self, i) for i in range(self.array.shape[0])])
 
     def __reversed__(self):
         return self if self.ndim == 0 else flip(self, (0,))
