@@ -59,7 +59,7 @@ import numpy as np
 from . import _threads
 from . import layer_norm as _xp
 from . import rms_norm as _xp_rms
-from ._numba import AVAILABLE, as_contiguous, check_shapes, jit
+from ._numba import AVAILABLE, as_contiguous, check_shapes, jit, prefetch_row
 from .choice import COMPILED_DTYPES
 
 __all__ = ["AVAILABLE", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "rms_norm_fwd", "rms_norm_bwd"]
@@ -70,9 +70,12 @@ __all__ = ["AVAILABLE", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", 
 # ==================================================================================================
 
 
-@jit
+@jit(inline=True)
 def _row_stats(x, i, eps):
-    """``(shift, mean_shifted, var, rstd)`` of row ``i``: ``mean = shift + mean_shifted``."""
+    """``(shift, mean_shifted, var, rstd)`` of row ``i``: ``mean = shift + mean_shifted``.
+
+    Copied into each row loop that calls it (``inline``): one call per row would cost more than
+    the loops' own time over a short row."""
     D = x.shape[1]
     d = x.dtype.type(D)
     shift = x[i, 0]                     # every row is shifted by its first element
@@ -117,7 +120,8 @@ def _var_rstd_float64(x, i, shift, mean_shifted, eps):
 def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
     D = x.shape[1]
     for i in range(start, stop):
-        shift, mean_shifted, _, r = _row_stats(x, i, eps)
+        prefetch_row(x, i + 1)          # the next row comes from memory while this one is in the L1 cache
+        shift, mean_shifted, _, r = _row_stats(x, i, eps)     # the first pass reads row i from memory
         mean[i, 0] = shift + mean_shifted
         rstd[i, 0] = r
         for j in range(D):              # y = xhat · γ + β, exactly β where xhat = 0
@@ -128,6 +132,7 @@ def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
 @jit
 def _layer_norm_stats_rows(x, eps, mean, rstd, start, stop):
     for i in range(start, stop):
+        prefetch_row(x, i + 1)          # as in the forward: the next row arrives during the variance pass
         shift, mean_shifted, _, r = _row_stats(x, i, eps)
         mean[i, 0] = shift + mean_shifted
         rstd[i, 0] = r
