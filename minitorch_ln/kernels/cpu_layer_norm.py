@@ -8,7 +8,9 @@ handled by a plain loop that Numba (https://numba.pydata.org) compiles to machin
 llm.c's ``layernorm_forward`` / ``layernorm_backward`` are written in C: the row is read a few
 times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once: the backward reads
 each row from memory once (pass 1: its sums, ``dγ``, ``dβ``) and then again from the L1 cache
-(pass 2: ``dx``).
+(pass 2: ``dx``). The forward asks for the next row (``prefetch_row``) as it starts on a row, so
+that the next row arrives from memory while this one is worked on in the cache (the backward gained
+nothing from it: its first pass already keeps the memory busy).
 
 Per row of length ``D`` (notation as in the docs)::
 
@@ -80,11 +82,11 @@ def _row_stats(x, i, eps):
     d = x.dtype.type(D)
     shift = x[i, 0]                     # every row is shifted by its first element
     s = x.dtype.type(0)
-    for j in range(D):
+    for j in range(D):                  # first pass (the row comes from memory): Σ (x - shift)
         s += x[i, j] - shift
     mean_shifted = s / d                # mean(x - shift)
     v = x.dtype.type(0)
-    for j in range(D):                  # second pass: squared deviations from the mean
+    for j in range(D):                  # second pass (from the L1 cache): Σ (x - mean)²
         xc = (x[i, j] - shift) - mean_shifted
         v += xc * xc
     var = v / d                         # biased: / D, not / (D - 1)
@@ -106,10 +108,10 @@ def _var_rstd_float64(x, i, shift, mean_shifted, eps):
     """
     D = x.shape[1]
     m = 0.0
-    for j in range(D):
+    for j in range(D):                  # m = max |x - mean|
         m = max(m, abs(np.float64((x[i, j] - shift) - mean_shifted)))
     q = 0.0
-    for j in range(D):
+    for j in range(D):                  # q = Σ ((x - mean) / m)²
         xs = np.float64((x[i, j] - shift) - mean_shifted) / m
         q += xs * xs
     q /= D
@@ -121,7 +123,7 @@ def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
     D = x.shape[1]
     for i in range(start, stop):
         prefetch_row(x, i + 1)          # the next row comes from memory while this one is in the L1 cache
-        shift, mean_shifted, _, r = _row_stats(x, i, eps)     # the first pass reads row i from memory
+        shift, mean_shifted, _, r = _row_stats(x, i, eps)     # mean, rstd: two passes over row i
         mean[i, 0] = shift + mean_shifted
         rstd[i, 0] = r
         for j in range(D):              # y = xhat · γ + β, exactly β where xhat = 0
