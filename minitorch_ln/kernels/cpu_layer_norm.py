@@ -224,15 +224,16 @@ def _rms_norm_fwd_rows(x, weight, eps, y, rstd, start, stop):
     D = x.shape[1]
     d = x.dtype.type(D)
     for i in range(start, stop):
+        prefetch_row(x, i + 1)          # as in LayerNorm's forward: the next row arrives meanwhile
         ms = x.dtype.type(0)
-        for j in range(D):
+        for j in range(D):              # Σ x² (the row comes from memory)
             ms += x[i, j] * x[i, j]
         if ms == np.inf:                # squares overflow (float32 |x| > 1.8e19): redo, scaled
             _, r = _var_rstd_float64(x, i, x.dtype.type(0), x.dtype.type(0), eps)
         else:
             r = x.dtype.type(1) / np.sqrt(ms / d + eps)
         rstd[i, 0] = r
-        for j in range(D):
+        for j in range(D):              # y = x · rstd · γ (from the L1 cache)
             y[i, j] = x[i, j] * r * weight[j]
 
 
@@ -244,7 +245,7 @@ def _rms_norm_bwd_rows(dy, x, weight, rstd, dx, dweight_blocks, rows_per_block, 
         r = rstd[i, 0]
         b = i // rows_per_block
         sum_dxhat_xhat = x.dtype.type(0)
-        for j in range(D):
+        for j in range(D):              # Σ dxhat · xhat (dxhat = dy · γ), dγ += dy · xhat
             xhat = x[i, j] * r
             sum_dxhat_xhat += dy[i, j] * weight[j] * xhat
             dweight_blocks[b, j] += dy[i, j] * xhat
