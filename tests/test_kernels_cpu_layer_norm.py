@@ -328,7 +328,7 @@ def test_prefetch_row_is_a_hint_that_changes_nothing():
     # kernels/_numba.prefetch_row asks for the cache lines of one row (LayerNorm's forward, the next
     # row); any row index is allowed (past either end: nothing), the array and the result are untouched,
     # and in interpreted code (NUMBA_DISABLE_JIT=1) it is a Python function that does nothing.
-    import numba  # noqa: PLC0415
+    import numba
 
     @numba.njit
     def touch_every_row(a):

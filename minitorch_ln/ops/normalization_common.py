@@ -27,7 +27,7 @@ class Rows:
 
     Read-only once made: :func:`rows_of` hands the same one to every call with that shape and axes."""
 
-    __slots__ = ("perm", "moved_shape", "N", "D", "stat_shape", "param_shape", "identity")
+    __slots__ = ("D", "N", "identity", "moved_shape", "param_shape", "perm", "stat_shape")
 
     def __init__(self, shape: tuple, axes: tuple):
         keep = tuple(i for i in range(len(shape)) if i not in axes)
