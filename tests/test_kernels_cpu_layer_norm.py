@@ -322,3 +322,44 @@ def test_kernel_arguments_that_do_not_fit_x_are_refused(rng):
     for call, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             call()
+
+
+def test_prefetch_row_is_a_hint_that_changes_nothing():
+    # kernels/_numba.prefetch_row asks for the cache lines of one row (LayerNorm's forward, the next
+    # row); any row index is allowed (past either end: nothing), the array and the result are untouched,
+    # and in interpreted code (NUMBA_DISABLE_JIT=1) it is a Python function that does nothing.
+    import numba
+
+    @numba.njit
+    def touch_every_row(a):
+        for i in range(-2, a.shape[0] + 3):
+            _numba.prefetch_row(a, i)
+        return a.sum()
+
+    for a in (np.arange(15, dtype=np.float32).reshape(3, 5), np.arange(8.0).reshape(8, 1),
+              np.zeros((0, 4), np.float32), np.zeros((2, 0)), np.arange(6, dtype=np.int8).reshape(2, 3)):
+        before = a.copy()
+        assert touch_every_row(a) == before.sum()
+        np.testing.assert_array_equal(a, before)
+    assert _numba.prefetch_row(np.zeros((2, 3)), 1) is None
+    with pytest.raises(numba.TypingError):  # a C-contiguous 2-D array only: its rows are whole lines
+        touch_every_row(np.zeros((4, 4))[:, ::2])
+
+
+def test_the_forward_and_the_statistics_loop_give_the_same_statistics_bit_for_bit(rng):
+    # _row_stats is copied into both row loops (jit(inline=True)) and each prefetches the next row:
+    # the forward's mean/rstd and the statistics-only loop's are the same numbers, on one thread and two
+    for dtype in (np.float32, np.float64):
+        x = (rng.standard_normal((300, 257)) * 3 + 5).astype(dtype)
+        x[7] = 2.5                                               # a constant row: var 0 exactly
+        x[9] *= 1e25 if dtype == np.float32 else 1e160           # squares overflow: the float64 rescue
+        for threads in (1, 2):
+            previous = kernels.get_num_threads()
+            kernels.set_num_threads(threads)
+            try:
+                _, mean, rstd = cpu.layer_norm_fwd(x, None, None, 1e-5)
+                mean2, rstd2 = cpu.layer_norm_stats(x, 1e-5)
+            finally:
+                kernels.set_num_threads(previous)
+            assert mean.tobytes() == mean2.tobytes() and rstd.tobytes() == rstd2.tobytes()
+            assert np.isfinite(rstd).all() and rstd[9, 0] > 0

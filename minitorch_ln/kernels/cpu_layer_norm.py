@@ -8,7 +8,9 @@ handled by a plain loop that Numba (https://numba.pydata.org) compiles to machin
 llm.c's ``layernorm_forward`` / ``layernorm_backward`` are written in C: the row is read a few
 times while it sits in the L1 cache, and ``y`` (or ``dx``) is written once: the backward reads
 each row from memory once (pass 1: its sums, ``dγ``, ``dβ``) and then again from the L1 cache
-(pass 2: ``dx``).
+(pass 2: ``dx``). The forward asks for the next row (``prefetch_row``) as it starts on a row, so
+that the next row arrives from memory while this one is worked on in the cache (the backward gained
+nothing from it: its first pass already keeps the memory busy).
 
 Per row of length ``D`` (notation as in the docs)::
 
@@ -59,7 +61,7 @@ import numpy as np
 from . import _threads
 from . import layer_norm as _xp
 from . import rms_norm as _xp_rms
-from ._numba import AVAILABLE, as_contiguous, check_shapes, jit
+from ._numba import AVAILABLE, as_contiguous, check_shapes, jit, prefetch_row
 from .choice import COMPILED_DTYPES
 
 __all__ = ["AVAILABLE", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", "rms_norm_fwd", "rms_norm_bwd"]
@@ -70,18 +72,21 @@ __all__ = ["AVAILABLE", "layer_norm_fwd", "layer_norm_bwd", "layer_norm_stats", 
 # ==================================================================================================
 
 
-@jit
+@jit(inline=True)
 def _row_stats(x, i, eps):
-    """``(shift, mean_shifted, var, rstd)`` of row ``i``: ``mean = shift + mean_shifted``."""
+    """``(shift, mean_shifted, var, rstd)`` of row ``i``: ``mean = shift + mean_shifted``.
+
+    Copied into each row loop that calls it (``inline``): one call per row would cost more than
+    the loops' own time over a short row."""
     D = x.shape[1]
     d = x.dtype.type(D)
     shift = x[i, 0]                     # every row is shifted by its first element
     s = x.dtype.type(0)
-    for j in range(D):
+    for j in range(D):                  # first pass (the row comes from memory): Σ (x - shift)
         s += x[i, j] - shift
     mean_shifted = s / d                # mean(x - shift)
     v = x.dtype.type(0)
-    for j in range(D):                  # second pass: squared deviations from the mean
+    for j in range(D):                  # second pass (from the L1 cache): Σ (x - mean)²
         xc = (x[i, j] - shift) - mean_shifted
         v += xc * xc
     var = v / d                         # biased: / D, not / (D - 1)
@@ -103,10 +108,10 @@ def _var_rstd_float64(x, i, shift, mean_shifted, eps):
     """
     D = x.shape[1]
     m = 0.0
-    for j in range(D):
+    for j in range(D):                  # m = max |x - mean|
         m = max(m, abs(np.float64((x[i, j] - shift) - mean_shifted)))
     q = 0.0
-    for j in range(D):
+    for j in range(D):                  # q = Σ ((x - mean) / m)²
         xs = np.float64((x[i, j] - shift) - mean_shifted) / m
         q += xs * xs
     q /= D
@@ -117,7 +122,8 @@ def _var_rstd_float64(x, i, shift, mean_shifted, eps):
 def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
     D = x.shape[1]
     for i in range(start, stop):
-        shift, mean_shifted, _, r = _row_stats(x, i, eps)
+        prefetch_row(x, i + 1)          # the next row comes from memory while this one is in the L1 cache
+        shift, mean_shifted, _, r = _row_stats(x, i, eps)     # mean, rstd: two passes over row i
         mean[i, 0] = shift + mean_shifted
         rstd[i, 0] = r
         for j in range(D):              # y = xhat · γ + β, exactly β where xhat = 0
@@ -128,6 +134,7 @@ def _layer_norm_fwd_rows(x, weight, bias, eps, y, mean, rstd, start, stop):
 @jit
 def _layer_norm_stats_rows(x, eps, mean, rstd, start, stop):
     for i in range(start, stop):
+        prefetch_row(x, i + 1)          # as in the forward: the next row arrives during the variance pass
         shift, mean_shifted, _, r = _row_stats(x, i, eps)
         mean[i, 0] = shift + mean_shifted
         rstd[i, 0] = r
@@ -217,15 +224,16 @@ def _rms_norm_fwd_rows(x, weight, eps, y, rstd, start, stop):
     D = x.shape[1]
     d = x.dtype.type(D)
     for i in range(start, stop):
+        prefetch_row(x, i + 1)          # as in LayerNorm's forward: the next row arrives meanwhile
         ms = x.dtype.type(0)
-        for j in range(D):
+        for j in range(D):              # Σ x² (the row comes from memory)
             ms += x[i, j] * x[i, j]
         if ms == np.inf:                # squares overflow (float32 |x| > 1.8e19): redo, scaled
             _, r = _var_rstd_float64(x, i, x.dtype.type(0), x.dtype.type(0), eps)
         else:
             r = x.dtype.type(1) / np.sqrt(ms / d + eps)
         rstd[i, 0] = r
-        for j in range(D):
+        for j in range(D):              # y = x · rstd · γ (from the L1 cache)
             y[i, j] = x[i, j] * r * weight[j]
 
 
@@ -237,7 +245,7 @@ def _rms_norm_bwd_rows(dy, x, weight, rstd, dx, dweight_blocks, rows_per_block, 
         r = rstd[i, 0]
         b = i // rows_per_block
         sum_dxhat_xhat = x.dtype.type(0)
-        for j in range(D):
+        for j in range(D):              # Σ dxhat · xhat (dxhat = dy · γ), dγ += dy · xhat
             xhat = x[i, j] * r
             sum_dxhat_xhat += dy[i, j] * weight[j] * xhat
             dweight_blocks[b, j] += dy[i, j] * xhat

@@ -37,7 +37,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .autocast_policies import wrap as autocast_wrap
-from .normalization_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
+from .normalization_common import check_eps, check_input, check_param, flat, param_view, resolve_axes, rows_of, stat_cast
 
 __all__ = ["layer_norm"]
 
@@ -47,7 +47,7 @@ class NativeLayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, axes, eps, recompute_stats):
-        rows = Rows(x.shape, axes)
+        rows = rows_of(x.shape, axes)
         y, mean, rstd = layer_norm_dispatch.layer_norm_fwd_for(x)(rows.to_rows(x), flat(weight, rows.D), flat(bias, rows.D), eps)
         ctx.axes, ctx.eps, ctx.recompute_stats = axes, eps, recompute_stats
         ctx.bias_dtype = None if bias is None else bias.dtype
@@ -78,7 +78,7 @@ class NativeLayerNormBackward(Function):
 
     @staticmethod
     def forward(ctx, dy, x, weight, mean, rstd, axes, eps, bias_dtype):
-        rows = Rows(x.shape, axes)
+        rows = rows_of(x.shape, axes)
         dy2, x2 = rows.to_rows(dy), rows.to_rows(x)                               # (N, D) each
         if mean is None:                                   # the recompute_stats option
             mean2, rstd2 = layer_norm_dispatch.layer_norm_stats_for(x2)(x2, eps)                      # (N, 1) each
@@ -144,7 +144,7 @@ def layer_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = Non
     check_input(input, op)
     axes = resolve_axes(input, normalized_shape, dim, op)
     eps = check_eps(eps, op, positive=False)
-    rows = Rows(input.shape, axes)
+    rows = rows_of(input.shape, axes)
     check_param(weight, "weight", rows.param_shape, input, op)
     check_param(bias, "bias", rows.param_shape, input, op)
     if rows.D == 0:  # nothing to normalize: an empty output (and empty gradients), as PyTorch

@@ -12,7 +12,7 @@ from ..kernels import rms_norm_dispatch
 from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .normalization_common import Rows, check_eps, check_input, check_param, flat, param_view, resolve_axes, stat_cast
+from .normalization_common import check_eps, check_input, check_param, flat, param_view, resolve_axes, rows_of, stat_cast
 
 __all__ = ["rms_norm"]
 
@@ -20,7 +20,7 @@ __all__ = ["rms_norm"]
 class RMSNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, axes, eps):
-        rows = Rows(x.shape, axes)
+        rows = rows_of(x.shape, axes)
         y, rstd = rms_norm_dispatch.rms_norm_fwd_for(x)(rows.to_rows(x), flat(weight, rows.D), eps)
         ctx.axes, ctx.eps = axes, eps
         ctx.save_for_backward(x, weight, rstd.reshape(rows.stat_shape))
@@ -39,7 +39,7 @@ class RMSNormBackward(Function):
 
     @staticmethod
     def forward(ctx, dy, x, weight, rstd, axes, eps):
-        rows = Rows(x.shape, axes)
+        rows = rows_of(x.shape, axes)
         dx, dweight = rms_norm_dispatch.rms_norm_bwd_for(x)(rows.to_rows(dy), rows.to_rows(x), flat(weight, rows.D),
                                            rstd.reshape(rows.N, 1))
         ctx.axes, ctx.eps = axes, eps
@@ -87,7 +87,7 @@ def rms_norm(input: Tensor, normalized_shape=None, weight: Tensor | None = None,
     check_input(input, op)
     axes = resolve_axes(input, normalized_shape, dim, op)
     eps = _rms_eps(eps, input, op)
-    rows = Rows(input.shape, axes)
+    rows = rows_of(input.shape, axes)
     check_param(weight, "weight", rows.param_shape, input, op)
     if rows.D == 0:  # nothing to normalize: an empty output (and empty gradients), as PyTorch
         return rms_norm_composed(input, None, weight, eps, dim=axes)
