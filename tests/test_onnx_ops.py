@@ -161,6 +161,13 @@ def test_where_with_a_bool_input():
     run_case(lambda m, c, a: mt.where(c, a, -a), [X > 0, X])
 
 
+def test_int_indexing_and_iteration_are_recorded():
+    # x[0] of an input that needs no grad has a fast path (ops/indexing.py); under export it must be recorded,
+    # or the exporter refuses the unrecorded array (before this, "computed outside the recorded ops")
+    run_case(lambda m, x: x[0] * 2 + x[1, 2] + x[-1], [_f(3, 4)], dynamic=False)
+    run_case(lambda m, x: mt.stack([r * (i + 1) for i, r in enumerate(x)]).sum(0), [_f(3, 4)], dynamic=False)
+
+
 def test_indexing_ops_with_index_inputs():
     idx = _i(4, 3, 2)
     run_case(lambda m, x, i: mt.gather(x, 1, i), [X, idx])

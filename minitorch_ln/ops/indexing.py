@@ -206,7 +206,8 @@ def getitem(x: Tensor, index) -> Tensor:
         TypeError: an index of an unsupported type (float, string, ...).
     """
     ints = _plain_ints(x.array.shape, index)
-    if ints is not None and not x.requires_grad:  # N[a, b] of a tensor without history (issue 26)
+    if ints is not None and not x.requires_grad and not _tracing.active():  # N[a, b] without history (issue 26)
+        # (an ONNX export traces every op, a model's x[0] too: it takes GetItem.apply below)
         # what GetItem.apply gives when nothing is recorded: the same view array, wrapped, marked as a view
         out = Tensor._from_op(x.array[ints + (Ellipsis,)])
         return make_view(out, x, lambda t: GetItem.apply(t, ints, True))
