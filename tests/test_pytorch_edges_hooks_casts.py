@@ -74,3 +74,34 @@ def test_float64_to_float16_overflow_is_inf_without_a_warning():
         warnings.simplefilter("error")
         y = mt.tensor([1e10, -1e10, 1.0], dtype=mt.float64, requires_grad=True).to(mt.float16)
     np.testing.assert_array_equal(y.detach().numpy(), np.array([np.inf, -np.inf, 1.0], np.float16))
+
+
+@pytest.mark.parametrize("op", [lambda t: t.relu(), lambda t: t.clamp(min=0), lambda t: t.clamp(max=0.5)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_inf_or_nan_gradient_at_a_unit_that_is_off_gives_zero(op, dtype):
+    # PyTorch's threshold_backward / clamp_backward select: log(0) gives dy = inf at the off unit, and
+    # dy * 0 would be NaN there; the gradient is 0 (relu and clamp do not depend on x where they are flat)
+    values = [-1.0, 0.25, 2.0]
+    for lib in (mt, torch):
+        x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+        out = op(x)
+        (out.log() * lib.tensor([1.0, float("nan"), 3.0], dtype=getattr(lib, dtype))).sum().backward()
+        if lib is mt:
+            ours = x.grad.numpy()
+        else:
+            theirs = x.grad.numpy()
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_cat_of_one_tensor_is_a_new_tensor(rng):
+    a = mt.tensor(rng.standard_normal(3))
+    c = mt.cat([a])
+    c += 1  # PyTorch's cat always copies: a is unchanged
+    np.testing.assert_array_equal(c.numpy(), a.numpy() + 1)
+    leaf = mt.tensor(rng.standard_normal(3), requires_grad=True)
+    g = mt.tensor(rng.standard_normal(3))
+    out = mt.cat([leaf])
+    out.add_(1)  # in place on the copy, not on the leaf: allowed, as PyTorch
+    out.backward(g)
+    np.testing.assert_array_equal(leaf.grad.numpy(), g.numpy())

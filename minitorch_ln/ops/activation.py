@@ -172,7 +172,8 @@ class ReLU(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        return dy * Tensor._from_op(ctx.mask.astype(dy.dtype))
+        # a select, not dy * mask: an inf or NaN dy at a unit that is off gives 0 (as threshold_backward), not NaN
+        return dy.masked_fill(Tensor._from_op(~ctx.mask), 0)
 
 
 def relu(x: Tensor) -> Tensor:

@@ -160,11 +160,11 @@ def _log(node, g, d):
 
 
 def _relu(node, g, d):
-    # ReLU.backward: dy * mask.astype(dy.dtype) (the mask is the node's own array, not a saved tensor)
+    # ReLU.backward: dy where the mask holds, else 0 (the mask is the node's own array, not a saved tensor)
     mask = node.mask
     if mask.shape != d.shape:
         return None
-    return (_result(d * mask.astype(d.dtype), d.shape),)
+    return (_result(np.where(mask, d, d.dtype.type(0)), d.shape),)
 
 
 def _tanh(node, g, d):

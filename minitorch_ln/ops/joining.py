@@ -130,9 +130,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
                 f"cat: tensor {i} has shape {tuple(t.shape)}, which does not match tensor 0's shape "
                 f"{tuple(ref.shape)} in every dimension except dim {d}"
             )
-    if len(tensors) == 1:
-        return tensors[0]
-    return Cat.apply(*tensors, dim=d)
+    return Cat.apply(*tensors, dim=d)  # one tensor too: a new tensor, as PyTorch's (never the input itself)
 
 
 @autocast("stack")

@@ -75,7 +75,8 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        return dy * Tensor._from_op(ctx.mask.astype(dy.dtype)), None, None
+        # a select (as PyTorch's): an inf or NaN dy where x was clamped gives 0, not NaN
+        return dy.masked_fill(Tensor._from_op(~ctx.mask), 0), None, None
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
