@@ -15,7 +15,10 @@ On import this module, on glibc only, sets
   at its end, not after each step (setting either value turns glibc's adaptive threshold off).
 
 Peak resident memory is unchanged (the same arrays are live at the same time); the pages stay mapped
-between iterations instead of being returned and faulted in again. Set ``MINITORCH_LN_MALLOC_TUNING=0``
+between iterations instead of being returned and faulted in again. The price: memory a program frees is
+kept by the process rather than given back at once (allocating and freeing 240 MiB of 4 MiB arrays left
+290 MiB resident, against 50 MiB with glibc's defaults), until 256 MiB lie free at the heap's top. The
+setting is process-wide: other libraries in the process (PyTorch too) allocate under it. Set ``MINITORCH_LN_MALLOC_TUNING=0``
 (or ``false``/``off``/``no``) before the first import to keep glibc's defaults. On musl, macOS and Windows
 nothing is done. The arrays NumPy makes are the same either way: only where their memory comes from
 changes. Reference: ``man 3 mallopt``.
