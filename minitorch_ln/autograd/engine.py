@@ -33,6 +33,7 @@ from .function import AccumulateGrad, _anomaly, _edge
 from .grad_mode import _state as _grad_state
 
 _BF16 = backend.BFLOAT16
+_F16 = np.dtype(np.float16)
 _RAW_SUM = True  # the array sum of gradients without create_graph (tests switch it off to compare)
 # Function class -> first-order backward on arrays, used when nothing records (filled by ops/fast_backward.py,
 # which says when each applies); _FAST_ON = False runs every backward through its Function (tests compare)
@@ -182,7 +183,8 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                     g = grads[0]
                     data = g.array
                     shape, dtype, _ = node.outputs_meta[0]
-                    if type(data) is _ndarray and data.dtype == dtype and dtype.kind == "f" and data.shape == shape:
+                    if type(data) is _ndarray and data.dtype == dtype and dtype.kind == "f" and dtype is not _F16 \
+                            and data.shape == shape:  # float16 computes in float32 (autograd/bfloat16.py): Tensor ops
                         results = fast(node, g, data)
                 if results is None:
                     results = node.fn.backward(node, *grads)  # Node.apply_backward, inlined

@@ -45,6 +45,7 @@ from .recorded import NOT_TAKEN, apply_recorded
 from .unrecorded import _as_array, apply_unrecorded
 
 _BF16 = backend.BFLOAT16
+_F16 = np.dtype(np.float16)
 
 _anomaly = {"enabled": False, "record": None}  # "record": set by anomaly.py (which imports this module)
 
@@ -272,14 +273,14 @@ class Function:
             if len(args) == 1 and type(a) is Tensor and not a._requires_grad \
                     and (a._base is None or a._view_version == a._version[0]):  # one tensor that records nothing
                 d = a.array
-                if type(d) is np.ndarray and d.dtype.kind not in "cV":
+                if type(d) is np.ndarray and d.dtype.kind not in "cV" and d.dtype is not _F16:
                     return apply_unrecorded(cls, _new_node(Node), d, grad_mode)
             elif grad_mode and _LEAN[0] and not _anomaly["enabled"]:
                 out = apply_recorded(cls, Node, args)
                 if out is not NOT_TAKEN:
                     return out
         raw, needs = [], []
-        any_needs = check_devices = has_bf16 = False
+        any_needs = check_devices = has_half = False
         for a in args:
             if isinstance(a, Tensor):
                 if a._base is not None and a._view_version != a._version[0]:
@@ -289,9 +290,11 @@ class Function:
                 dt = d.dtype
                 if dt.kind in "cV":  # complex, or bfloat16 (kind "V"): one test for the common dtypes
                     if dt is _BF16:
-                        has_bf16 = True
+                        has_half = True
                     elif dt.kind == "c" and not cls.supports_complex:
                         _refuse_complex(cls, dt)
+                elif dt is _F16:  # float16 computes in float32 too (autograd/bfloat16.py)
+                    has_half = True
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
                 if a._requires_grad:
@@ -304,10 +307,10 @@ class Function:
                 needs.append(False)
         if check_devices:
             _check_same_device(cls, args)
-        if has_bf16 and cls not in _bf16.STORAGE_OPS:  # compute in float32 (autograd/bfloat16.py)
-            bf16 = _bf16.upcast(raw)
+        if has_half and cls not in _bf16.STORAGE_OPS:  # compute in float32 (autograd/bfloat16.py)
+            round_to = _bf16.upcast(raw)  # the dtype to round the float32 results to, or None
         else:
-            bf16 = False
+            round_to = None
         ctx = _new_node(Node)
         ctx.fn = cls
         ctx.needs_input_grad = tuple(needs)
@@ -321,8 +324,8 @@ class Function:
                 _grad_state.enabled = True
         else:
             out = cls.forward(ctx, *raw, **kwargs)
-        if bf16:
-            out = _bf16.round_back(out)
+        if round_to is not None:
+            out = _bf16.round_back(out, round_to)
 
         if type(out) is np.ndarray:  # the common case: one NumPy array
             results = (Tensor._from_op(out, record),)

@@ -7,7 +7,7 @@ anomaly mode. ``Function.apply`` calls :func:`apply_recorded` instead when grad 
 keyword arguments, no tracer is set and anomaly mode is off; it takes the op when
 
 - every argument that is a ``Tensor`` is a plain one (not a subclass, such as ``Parameter``) on a real, integer or
-  bool NumPy array (complex and bfloat16 take the general path: their refusal and upcasting), and is not a view
+  bool NumPy array (complex, bfloat16 and float16 take the general path: their refusal and upcasting), and is not a view
   whose base changed since (the general path brings its history up to date first);
 - any other argument is not a ``Tensor`` at all (a number, a shape, a NumPy scalar: passed as it is);
 - at least one Tensor argument requires grad (otherwise nothing records: the general or unrecorded path);
@@ -34,6 +34,7 @@ from .unrecorded import _as_array
 Tensor = None
 NOT_TAKEN = object()  # apply_recorded's answer when the op is not one it takes (the general path runs)
 _ndarray = np.ndarray
+_F16 = np.dtype(np.float16)  # computes in float32: the general path (autograd/bfloat16.py)
 _NO_EDGE = (None, 0)
 
 
@@ -53,7 +54,8 @@ def apply_recorded(cls, node_cls, args):
     for a in args:
         if type(a) is T:
             d = a.array
-            if type(d) is not _ndarray or d.dtype.kind in "cV" or (a._base is not None and a._view_version != a._version[0]):
+            if type(d) is not _ndarray or d.dtype.kind in "cV" or d.dtype is _F16 \
+                    or (a._base is not None and a._view_version != a._version[0]):
                 return NOT_TAKEN
             raw.append(d)
             if a._requires_grad:

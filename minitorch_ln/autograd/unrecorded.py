@@ -4,7 +4,7 @@ scalar output as a 0-d array that both paths of ``apply`` use.
 ``-log(P[a, b]).item()`` in a Python loop applies two one-argument ops to a tensor without history; the general
 ``apply`` builds its argument lists, devices, dtypes and edges for them, about 0.4 µs of each op's 2-3 µs.
 ``Function.apply`` calls :func:`apply_unrecorded` instead when its only argument is a ``Tensor`` (not a subclass)
-that does not require grad, holds a real, integer or bool NumPy array (complex and bfloat16 take the general
+that does not require grad, holds a real, integer or bool NumPy array (complex, bfloat16 and float16 take the general
 path: their checks and upcasting), is not a view whose base changed since (the general path brings its history
 up to date first), with no keyword arguments and no tracer. It does what the general path does then: the
 forward on the array with grad mode off, its output(s) wrapped as Tensors that do not require grad, a NumPy

@@ -120,7 +120,7 @@ def promote(a, b, op: str):
     return _operand(a, a_t, dt, ref, op), _operand(b, b_t, dt, ref, op)
 
 
-def number_operands(a, b):
+def number_operands(a, b, scalar_opmath: bool = False):
     """The fast path of ``add``/``sub``/``mul``/``div`` for a float Tensor with a Python number
     (``x * 2``, ``1 - x``): ``(a, b)`` ready for the op's ``apply``, or None (then :func:`promote`).
 
@@ -129,16 +129,55 @@ def number_operands(a, b):
     scalar, and a scalar it saves is wrapped in a constant Tensor when read (``Node._saved``). A
     scalar broadcasts with any shape, so there is no shape check. Anomaly mode takes the general
     path, so that its record lists the scalar as a 0-d tensor input, as before.
+
+    ``scalar_opmath`` (``mul``, ``div``): for a float16 or bfloat16 tensor the number becomes a float32
+    scalar, not one of the tensor's dtype, as PyTorch's CPU kernels read a scalar operand in their
+    float32 "opmath" (``x * 0.1``: ``x·0.1f`` rounded once, not ``x·half(0.1)``: a third of float16
+    results differed by one unit in the last place). The op then computes in float32 and rounds to the
+    tensor's dtype (``autograd/bfloat16.py``; a NumPy scalar does not take part in that promotion).
+    ``add``/``sub`` round the number to the tensor's dtype, as PyTorch does there.
     """
     if type(b) in _NUMBERS and isinstance(a, Tensor):
         dt = a.array.dtype
         if backend.is_floating(dt) and not _anomaly["enabled"]:
-            return a, dt.type(b)
+            return a, (_F32(b) if scalar_opmath and dt in _HALF else dt.type(b))
     elif type(a) in _NUMBERS and isinstance(b, Tensor):
         dt = b.array.dtype
         if backend.is_floating(dt) and not _anomaly["enabled"]:
-            return dt.type(a), b
+            return (_F32(a) if scalar_opmath and dt in _HALF else dt.type(a)), b
     return None
+
+
+_F32 = np.float32
+_HALF = (np.dtype(np.float16), backend.BFLOAT16)
+
+
+def zero_d_opmath_operands(a, b):
+    """``mul``/``div`` of a float16 or bfloat16 tensor with a 0-d float tensor of another float dtype
+    (``x * torch.tensor(0.1)``): ``(a, b)`` with the 0-d one cast to float32, so that the op computes in
+    float32 and rounds once to the tensor's dtype (``autograd/bfloat16.py``), as ``number_operands`` does
+    for a Python number; None otherwise (then :func:`promote`, which would round the 0-d value to the
+    tensor's dtype first). PyTorch reads the 0-d value in float32 too when it is the second operand; when
+    it is the first, PyTorch rounds it to half precision first: here both orders keep the float32 value,
+    the more accurate result. The cast is an op of its own, so a 0-d tensor that requires grad gets its
+    gradient in its own dtype."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return None
+    da, db = a.array, b.array
+    if da.ndim and not db.ndim and da.dtype in _HALF:
+        half, zero, zero_first = da.dtype, db.dtype, False
+    elif db.ndim and not da.ndim and db.dtype in _HALF:
+        half, zero, zero_first = db.dtype, da.dtype, True
+    else:
+        return None
+    if zero == half or not (zero.kind == "f" or zero in _HALF):
+        return None
+    if zero_first:
+        return (a if zero == _F32_DT else cast(a, _F32_DT)), b
+    return a, (b if zero == _F32_DT else cast(b, _F32_DT))
+
+
+_F32_DT = np.dtype(np.float32)
 
 
 _NUMBERS = (float, int)  # exact types: a bool, or a NumPy scalar, takes promote's general path

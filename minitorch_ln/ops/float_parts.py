@@ -145,7 +145,7 @@ def _scaled_angle(op: str, input: Tensor, factor: float) -> Tensor:
     _need_tensor(op, input=input)
     if input.dtype.kind in "biu":
         input = input.to(backend.default_float_dtype())
-    elif input.dtype.kind != "f":
+    elif not backend.is_floating(input.array.dtype):  # complex (bfloat16 is a float: NumPy kind "V")
         raise DtypeError(f"{op}(): expected a real tensor, got {input.dtype}")
     return input * factor
 

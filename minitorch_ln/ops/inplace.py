@@ -30,6 +30,7 @@ from .shape import broadcast_to
 from ._util import _wrap_int
 
 _NUMBERS = (int, float)  # exact types: a bool or a NumPy scalar takes the general path
+_F16 = np.dtype(np.float16)
 
 
 class _InPlace:
@@ -267,6 +268,8 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
         self._bump_version()
         return self
     if not (kind == "f" and type(other) in _NUMBERS or kind in "iu" and type(other) is int):
+        return None
+    if ufunc == "multiply" and dt is _F16:  # float16 x *= 0.1 reads 0.1 in float32 (number_operands): general path
         return None
     if is_grad_enabled() and self.requires_grad:
         return None
