@@ -23,11 +23,13 @@ import numpy as np
 
 from ..backend import BFLOAT16
 
-__all__ = ["register_storage_ops", "STORAGE_OPS", "upcast", "round_back"]
+__all__ = ["register_storage_ops", "register_float16_native_ops", "STORAGE_OPS", "FLOAT16_NATIVE", "upcast",
+           "round_back"]
 
 FLOAT16 = np.dtype(np.float16)
 
 STORAGE_OPS: set = set()
+FLOAT16_NATIVE: set = set()
 
 
 def register_storage_ops(*classes) -> None:
@@ -35,8 +37,16 @@ def register_storage_ops(*classes) -> None:
     STORAGE_OPS.update(classes)
 
 
-def upcast(raw: list):
-    """Replace the bfloat16 and float16 arrays of ``raw`` by float32 copies, in place; return the dtype the
+def register_float16_native_ops(*classes) -> None:
+    """Let these Function classes see float16 arrays as they are: they compute float16 in float32 themselves
+    and take float32 parameters with float16 input (the normalizations: float32 statistics and weight
+    gradients, float16 output and input gradient, as PyTorch's mixed-precision norms)."""
+    FLOAT16_NATIVE.update(classes)
+
+
+def upcast(raw: list, float16: bool = True):
+    """Replace the bfloat16 and (unless ``float16`` is False) float16 arrays of ``raw`` by float32 copies, in
+    place; return the dtype the
     op's float32 results are rounded to (PyTorch's promotion of the inputs), or None to keep float32.
 
     That dtype is the one half-precision dtype of the dimensioned float arrays, when no dimensioned array
@@ -50,7 +60,7 @@ def upcast(raw: list):
         dt = getattr(a, "dtype", None)
         if dt is None:
             continue
-        if dt == BFLOAT16 or dt == FLOAT16:
+        if dt == BFLOAT16 or (float16 and dt == FLOAT16):
             raw[i] = a.astype(np.float32)
             if getattr(a, "ndim", 0):
                 mixed = mixed or (dim_half is not None and dim_half != dt)

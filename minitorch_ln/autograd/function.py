@@ -293,7 +293,7 @@ class Function:
                         has_half = True
                     elif dt.kind == "c" and not cls.supports_complex:
                         _refuse_complex(cls, dt)
-                elif dt is _F16:  # float16 computes in float32 too (autograd/bfloat16.py)
+                elif dt is _F16 and cls not in _bf16.FLOAT16_NATIVE:  # float16 computes in float32 too
                     has_half = True
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
@@ -308,7 +308,7 @@ class Function:
         if check_devices:
             _check_same_device(cls, args)
         if has_half and cls not in _bf16.STORAGE_OPS:  # compute in float32 (autograd/bfloat16.py)
-            round_to = _bf16.upcast(raw)  # the dtype to round the float32 results to, or None
+            round_to = _bf16.upcast(raw, cls not in _bf16.FLOAT16_NATIVE)  # the dtype to round float32 results to, or None
         else:
             round_to = None
         ctx = _new_node(Node)

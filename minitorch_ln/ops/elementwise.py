@@ -114,10 +114,8 @@ def mul(a, b) -> Tensor:
     (a float32 tensor with a Python/NumPy scalar stays float32). Raises ValueError naming both shapes
     when they do not broadcast, TypeError for an operand that is not a Tensor or a number.
     """
-    if (fast := number_operands(a, b, scalar_opmath=True)) is not None:  # a float tensor and a Python number
-        return Mul.apply(*fast)
-    if (opmath := zero_d_opmath_operands(a, b)) is not None:  # half-precision tensor * 0-d float32/64 tensor
-        return Mul.apply(*opmath)
+    if (fast := number_operands(a, b, scalar_opmath=True) or zero_d_opmath_operands(a, b)) is not None:
+        return Mul.apply(*fast)  # a float tensor and a number; a half-precision one and a 0-d float tensor
     a, b = promote(a, b, "mul")
     broadcast_shape(a.array.shape, b.array.shape, "mul")
     return Mul.apply(a, b)
@@ -147,10 +145,8 @@ def div(a, b) -> Tensor:
     Integer operands give the default float dtype (as PyTorch); ``x/0`` is ``±inf`` and ``0/0`` NaN.
     Raises ShapeError (a RuntimeError and a ValueError) naming both shapes when they do not broadcast.
     """
-    if (fast := number_operands(a, b, scalar_opmath=True)) is not None:  # a float tensor and a Python number
-        return Div.apply(*fast)
-    if (opmath := zero_d_opmath_operands(a, b)) is not None:  # half-precision tensor / 0-d float32/64 tensor
-        return Div.apply(*opmath)
+    if (fast := number_operands(a, b, scalar_opmath=True) or zero_d_opmath_operands(a, b)) is not None:
+        return Div.apply(*fast)  # a float tensor and a number; a half-precision one and a 0-d float tensor
     a, b = promote(a, b, "div")
     if not backend.is_floating(a.dtype) and a.dtype.kind != "c":
         a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
