@@ -64,11 +64,21 @@ def _torch_extras() -> dict:
         "set_autocast_dtype": amp.set_autocast_dtype, "device": ns.device, "dtype": np.dtype,
         "bfloat16": amp.bfloat16, "int8": np.dtype(np.int8), "int16": np.dtype(np.int16),
         "uint8": np.dtype(np.uint8), "short": np.dtype(np.int16), "int": np.dtype(np.int32),
-        "is_tensor": lambda obj: isinstance(obj, Tensor), "is_floating_point": lambda t: t.dtype.kind == "f",
+        "is_tensor": lambda obj: isinstance(obj, Tensor), "is_floating_point": lambda t: backend.is_floating(t.dtype),
+        "embedding": _aten_embedding,
         "get_default_dtype": backend.default_float_dtype, "Tensor": Tensor,
         "save": ns.serialization_names()["save"],  # PyTorch's zip format for .pt/.pth paths (docs/checkpoints.md)
         **ns.LEGACY_CONSTRUCTORS,
     }
+
+
+def _aten_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """``torch.embedding(weight, indices, padding_idx=-1, ...)``: PyTorch's top-level function takes the weight
+    first (``F.embedding`` and ``minitorch_ln.embedding`` take the indices first), and -1 for "no padding row"."""
+    from ..ops.embedding import embedding  # noqa: PLC0415 - the ops layer loads after this module
+
+    return embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                     scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
 def _distributed():

@@ -51,6 +51,7 @@ from .index_reduce import _index_reduce_, _put_, index_reduce, put
 from .linalg_lu import lu, lu_solve
 from .linalg_householder import geqrf, ormqr
 from .nonzero_static import nonzero_static
+from .memory_views import apply_, data_ptr, squeeze_, t_, transpose_, unsqueeze_
 from .resize import _H, _mH, _resize_, resize_as_
 from .float_parts import deg2rad, frexp, gcd, lcm, ldexp, nextafter, positive, rad2deg
 from .products_add import _addcdiv_, _addcmul_, addbmm, addcdiv, addcmul, addmv, addr, dist, inner, trace
@@ -252,6 +253,9 @@ METHODS = {
     "index_reduce": index_reduce, "put": put, "index_reduce_": _index_reduce_, "put_": _put_,
     "lu": lu, "lu_solve": lu_solve, "geqrf": geqrf, "ormqr": ormqr, "nonzero_static": nonzero_static,
     "resize_": _resize_, "resize_as_": resize_as_, "H": property(_H), "mH": property(_mH),
+    # memory_views.py
+    "data_ptr": data_ptr, "t_": t_, "transpose_": transpose_, "swapdims_": transpose_, "swapaxes_": transpose_,
+    "squeeze_": squeeze_, "unsqueeze_": unsqueeze_, "apply_": apply_,
 }
 
 

@@ -20,6 +20,7 @@ from ..backend import get_array_module
 from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim, normalize_dims
+from .memory_views import is_dtype_arg, view_dtype
 
 __all__ = ["broadcast_to", "expand", "flatten", "permute", "reshape", "squeeze", "transpose", "unsqueeze", "view"]
 
@@ -96,7 +97,10 @@ def view(x: Tensor, *shape) -> Tensor:
     """As :func:`reshape`, but always a view: raises ShapeError where a copy would be needed.
 
     ``x.transpose(0, 1).view(-1)`` raises (as PyTorch); use ``.reshape`` or ``.contiguous().view``.
+    ``x.view(dtype)`` reads the same bytes as another dtype (``ops/memory_views.py``).
     """
+    if len(shape) == 1 and is_dtype_arg(shape[0]):
+        return view_dtype(x, shape[0])
     shape = _resolve_shape(x.shape, _shape_args(shape), x.numel(), "view")
     out = Reshape.apply(x, shape)
     if not _views_memory_of(out.array, x.array):
