@@ -251,7 +251,8 @@ class Tensor(TensorProtocols):
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward.
 
         The gradient kept is that of the tensor's latest version: after an in-place change the
-        hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on.
+        hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on, taken
+        after the tensor's ``register_hook`` hooks have run (registered before or after this call).
         """
         if self.is_leaf or self._retains_grad:
             return
@@ -263,6 +264,7 @@ class Tensor(TensorProtocols):
                 t._grad = g.clone() if t._grad is None else t._grad + g  # g matches t: no setter checks
             return None
 
+        store._retains_grad = True  # runs after the tensor's other hooks (Node.register_pre_hook), as PyTorch's
         self._grad_fn.register_pre_hook(self._output_nr, store)
         self._retain_hook = store
         self._retains_grad = True

@@ -76,23 +76,29 @@ def check_writable(t, what: str) -> None:
 
 
 def check_view_inplace(view, what: str) -> None:
-    """Raise, in grad mode, for in-place ops on views that cannot be given a history (as PyTorch)."""
+    """Raise, in grad mode, for in-place ops on views that cannot be given a history (as PyTorch's
+    ``check_inplace``): a view made under no_grad of a tensor that requires grad (or that requires grad
+    itself); a view that requires grad of a base that is a leaf (``b.view(3).requires_grad_()`` is a
+    leaf *and* a view of the leaf ``b``: writing through it would give ``b`` a history and move the
+    view's own AccumulateGrad inside the graph); a view of another dtype of a base that requires grad."""
     base = view._base
-    if base._requires_grad and base._grad_fn is None:
+    if view._view_no_grad and (base._requires_grad or view._requires_grad):
+        raise RuntimeError(
+            f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "
+            "enabled; make both the view and the in-place op inside no_grad (not tracked) or both "
+            "outside (tracked)"
+        )
+    if base._grad_fn is None and (base._requires_grad or view.requires_grad):
         raise RuntimeError(
             f"a view of a leaf tensor that requires grad is being used in an in-place operation ({what}); "
-            "wrap the update in `with no_grad():` or use an out-of-place op"
+            + ("the view requires grad but its base does not (requires_grad_() was called on a view, or a view "
+               "of it, of a tensor that does not require grad); " if not base._requires_grad else "")
+            + "wrap the update in `with no_grad():` or use an out-of-place op"
         )
     if base._requires_grad and view.array.dtype != base.array.dtype:  # z.real, view_as_real(z), view_as_complex(x)
         raise RuntimeError(
             f"{what}: an in-place change through a view of another dtype ({view.array.dtype} of {base.array.dtype}) "
             "of a tensor that requires grad is not supported; change the base, or clone() the view first"
-        )
-    if view._view_no_grad and base._requires_grad:
-        raise RuntimeError(
-            f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "
-            "enabled; make both the view and the in-place op inside no_grad (not tracked) or both "
-            "outside (tracked)"
         )
 
 
