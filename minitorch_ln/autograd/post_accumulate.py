@@ -135,8 +135,8 @@ def check_post_accumulate_result(hook, leaf, result) -> None:
     """Raise when a post-accumulate-grad hook returned something (PyTorch: it must return None; a value
     is checked against the leaf first, so a Tensor of another size or type gets that error instead)."""
     check_hook_result(hook, leaf, result)
-    raise RuntimeError(f"Tensor post accumulate grad hooks should return None (hook '{_hook_name(hook)}' "
-                       f"returned a Tensor of shape {tuple(result.shape)})")
+    raise RuntimeError(f"Tensor post accumulate grad hooks should return None. (Hook '{_hook_name(hook)}' returned a "
+                       f"Tensor of shape {tuple(result.shape)}; change leaf.grad in place instead.)")
 
 
 def _qualified_type(value) -> str:
