@@ -10,6 +10,7 @@ against PyTorch and, where there is a value, checked by hand:
 from __future__ import annotations
 
 import functools
+import warnings
 from unittest import mock
 
 import numpy as np
@@ -376,3 +377,36 @@ def test_a_python_number_operand_and_counting_loops_still_work():
     for j in (0, 1):
         ll += mt.log(p[0, j])  # a 0-d tensor operand that owns its memory
     assert ll.item() == pytest.approx(np.log(0.5) + np.log(0.25))
+
+
+# ------------------------------------------------------------------ further edges met on the way
+
+
+def test_retain_grad_on_a_tensor_that_does_not_require_grad_raises():
+    (tk, tmsg), (mk, mmsg) = both(lambda lib: lib.ones(3).retain_grad())
+    assert tk == mk == "RuntimeError" and tmsg == mmsg == "can't retain_grad on Tensor that has requires_grad=False"
+
+
+def test_reading_the_grad_of_a_non_leaf_warns_as_pytorch():
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        z = x * 3
+        z.retain_grad()
+        (y + z).sum().backward()
+        with pytest.warns(UserWarning, match="not a leaf Tensor is being accessed"):
+            assert y.grad is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return x.grad.tolist(), z.grad.tolist(), lib.ones(2).grad  # a leaf, a retained non-leaf: no warning
+
+    assert both(run) == (("ok", ([5.0] * 3, [1.0] * 3, None)),) * 2
+
+
+def test_assigning_a_grad_of_another_dtype_is_a_runtime_error_as_pytorch():
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        x.grad = lib.ones(3, dtype=lib.float64)
+
+    (tk, _), (mk, mmsg) = both(run)
+    assert tk == mk == "RuntimeError" and "float64" in mmsg and "float32" in mmsg
