@@ -93,7 +93,7 @@ def check_no_overlap(t, other, what: str) -> None:
     (``may_share_memory``); only then the exact one. ``other`` is a Tensor; a Python number needs no call.
     """
     a, b = t.array, other.array
-    if a is b:
+    if a is b or type(a) is not type(b):  # a CPU 0-d operand of a GPU tensor: other memory
         return
     owner_a = a if a.base is None else a.base
     owner_b = b if b.base is None else b.base
