@@ -128,14 +128,16 @@ def check_view_inplace(view, what: str) -> None:
     leaf *and* a view of the leaf ``b``: writing through it would give ``b`` a history and move the
     view's own AccumulateGrad inside the graph); a view of another dtype of a base that requires grad."""
     base = view._base
-    if view._view_no_grad and (base._requires_grad or view._requires_grad):
+    if not (base._requires_grad or view._requires_grad):  # nothing to record (N[a, b] += 1): two reads
+        return
+    if view._view_no_grad:
         raise RuntimeError(
             f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "
             "enabled; make both the view and the in-place op inside no_grad (not tracked) or both "
             "outside (tracked)"
         )
     # view._requires_grad as it is: a base that does not require grad gives a view no history when synced
-    if base._grad_fn is None and (base._requires_grad or view._requires_grad):
+    if base._grad_fn is None:
         raise RuntimeError(
             f"a view of a leaf tensor that requires grad is being used in an in-place operation ({what}); "
             + ("the view requires grad but its base does not (requires_grad_() was called on a view, or a view "
