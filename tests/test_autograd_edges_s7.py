@@ -410,3 +410,24 @@ def test_assigning_a_grad_of_another_dtype_is_a_runtime_error_as_pytorch():
 
     (tk, _), (mk, mmsg) = both(run)
     assert tk == mk == "RuntimeError" and "float64" in mmsg and "float32" in mmsg
+
+
+@pytest.mark.parametrize("pre", [False, True])
+@pytest.mark.parametrize("change", ["dtype", "shape"])
+def test_module_full_backward_hooks_may_not_change_a_gradient_s_type_or_size(change, pre):
+    # PyTorch raises at the hook; here a float64 grad_input was cast back silently and a shape failed later
+    def run(lib):
+        lin = lib.nn.Linear(3, 2)
+        if pre:
+            lin.register_full_backward_pre_hook(
+                lambda m, go: (go[0].double(),) if change == "dtype" else (lib.ones(4, 5),))
+        else:
+            lin.register_full_backward_hook(
+                lambda m, gi, go: (gi[0].double(),) if change == "dtype" else (lib.ones(5, 3),))
+        x = lib.ones(4, 3, requires_grad=True)
+        lin(x).sum().backward()
+
+    (tk, tmsg), (mk, mmsg) = both(run)
+    assert tk == mk == "RuntimeError"
+    what = "type of value (was torch.FloatTensor got torch.DoubleTensor)" if change == "dtype" else "size of value"
+    assert what in tmsg and what in mmsg, mmsg
