@@ -254,10 +254,11 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     """The fast path of ``x += n``, ``x -= n``, ``x *= n`` (issue 26: ``N[a, b] += 1``, ``ll += log(p)``)
     when the change is not recorded, for ``other`` a Python int or float or a CPU tensor of ``x``'s dtype
     (not bool) and of its shape or 0-d, whenever the general path's result dtype is ``x``'s own (a float
-    tensor; an integer tensor with an int). The same checks (``_check_inplace``), the same operand (the
-    NumPy scalar ``number_operands`` makes, ``promote``'s wrapped int, the other's array), the same
-    ufunc (NumPy's ``out=`` copes with overlapping memory as the general path's temporary does), the
-    same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
+    tensor; an integer tensor with an int). The same checks (``_check_inplace``; ``check_no_overlap`` for a
+    tensor operand, which refuses partly shared memory and lets the very same memory through, where NumPy's
+    ``out=`` reads each element before it writes it), the same operand (the NumPy scalar ``number_operands``
+    makes, ``promote``'s wrapped int, the other's array), the same ufunc, the same version bump; None for
+    every other case, which takes :meth:`_InPlace._inplace`."""
     if _function._tracer is not None:  # an ONNX export records the write through the op path (_tracing.active())
         return None
     arr = self.array
