@@ -115,8 +115,15 @@ class Tensor(TensorProtocols):
 
     @property
     def grad(self):
-        """The gradient a backward pass accumulated into this leaf (same shape, dtype and device), or None."""
-        return self._grad
+        """The gradient a backward pass accumulated into this leaf (same shape, dtype and device), or None.
+
+        Read on a non-leaf that does not ``retain_grad()`` (None), it warns as PyTorch does."""
+        g = self._grad
+        if g is None and self._grad_fn is not None and not self._retains_grad:
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                          "attribute won't be populated during autograd.backward(); use .retain_grad() on the "
+                          "non-leaf Tensor if you want it, or access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value) -> None:
@@ -128,9 +135,9 @@ class Tensor(TensorProtocols):
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, expected the tensor's "
                                    f"{tuple(self.shape)}")
-            if value.dtype != self.dtype:
-                raise TypeError(f"assigned grad has dtype {value.dtype}, expected the tensor's {self.dtype} "
-                                f"(convert it first: grad.to({self.dtype}))")
+            if value.dtype != self.dtype:  # RuntimeError, as PyTorch 2.13 ("attempting to assign a gradient with dtype")
+                raise RuntimeError(f"assigned grad has dtype {value.dtype}, expected the tensor's {self.dtype} "
+                                   f"(convert it first: grad.to({self.dtype}))")
             if value.device != self.device:
                 raise RuntimeError(f"assigned grad is on {value.device}, expected the tensor's device {self.device}")
         self._grad = value
@@ -251,8 +258,11 @@ class Tensor(TensorProtocols):
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward.
 
         The gradient kept is that of the tensor's latest version: after an in-place change the
-        hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on.
+        hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on, taken
+        after the tensor's ``register_hook`` hooks have run (registered before or after this call).
         """
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.is_leaf or self._retains_grad:
             return
         ref = weakref.ref(self)
@@ -263,6 +273,7 @@ class Tensor(TensorProtocols):
                 t._grad = g.clone() if t._grad is None else t._grad + g  # g matches t: no setter checks
             return None
 
+        store._retains_grad = True  # runs after the tensor's other hooks (Node.register_pre_hook), as PyTorch's
         self._grad_fn.register_pre_hook(self._output_nr, store)
         self._retain_hook = store
         self._retains_grad = True

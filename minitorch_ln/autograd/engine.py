@@ -31,6 +31,7 @@ from . import function as _function
 from .anomaly import check_gradients
 from .function import AccumulateGrad, _anomaly, _edge
 from .grad_mode import _state as _grad_state
+from .post_accumulate import check_hook_result, check_post_accumulate_result
 
 _BF16 = backend.BFLOAT16
 _F16 = np.dtype(np.float16)
@@ -149,6 +150,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
                         if grads[i] is not None:
                             new = hook(grads[i])
                             if new is not None:
+                                check_hook_result(hook, grads[i], new)  # same type and shape, as PyTorch
                                 grads[i] = new
                                 shared.add(id(new.array))
 
@@ -160,10 +162,15 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, capture):
 
             if type(node) is AccumulateGrad:
                 if capture is None and grads[0] is not None:
-                    _accumulate(node.leaf, grads[0], create_graph, shared)
+                    leaf = node.leaf
+                    if leaf._grad_fn is not None or leaf._base is not None and leaf.grad_fn is not None:
+                        raise RuntimeError("leaf variable has been moved into the graph interior: a view that was a "
+                                           "leaf requiring grad got a history when its base was changed in place")
+                    _accumulate(leaf, grads[0], create_graph, shared)
                     if node.leaf._post_accumulate_hooks:  # Tensor.register_post_accumulate_grad_hook
                         for hook in tuple(node.leaf._post_accumulate_hooks.values()):
-                            hook(node.leaf)
+                            if (hook_result := hook(node.leaf)) is not None:
+                                check_post_accumulate_result(hook, node.leaf, hook_result)
                 continue
 
             edges = node._edges  # flat: (node_0, output_index_0, node_1, ...), see Node

@@ -161,9 +161,16 @@ class Node:
 
     # -- hooks on the gradient of one of this node's outputs --------------------------------
     def register_pre_hook(self, output_index: int, hook) -> None:
+        """Call ``hook(grad)`` on output ``output_index``'s gradient before this node runs. A ``retain_grad`` hook
+        (marked ``_retains_grad``) stays last: ``y.grad`` is taken after y's other hooks, whenever registered (PyTorch)."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
-        self._pre_hooks.setdefault(output_index, []).append(hook)
+        hooks = self._pre_hooks.setdefault(output_index, [])
+        at = len(hooks)
+        if not getattr(hook, "_retains_grad", False):
+            while at and getattr(hooks[at - 1], "_retains_grad", False):
+                at -= 1
+        hooks.insert(at, hook)
 
     def apply_backward(self, grads: tuple) -> tuple:
         """Run the Function's backward on the gradients of its outputs."""

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["register_hook", "register_post_accumulate_grad_hook", "RemovableHandle", "ListHookHandle"]
+from .. import backend
+from . import function as _function
+
+__all__ = ["register_hook", "register_post_accumulate_grad_hook", "RemovableHandle", "ListHookHandle",
+           "check_hook_result", "check_post_accumulate_result"]
 
 class RemovableHandle:
     """What a hook registration returns (this one and the Module hooks of ``nn/hooks.py``): ``handle.remove()``
@@ -93,3 +97,48 @@ def register_hook(self, hook):
         self._grad_fn.register_pre_hook(self._output_nr, hook)
         hooks = self._grad_fn._pre_hooks[self._output_nr]
     return ListHookHandle(hooks, hook)
+
+
+def _hook_name(hook) -> str:
+    """PyTorch's name of a hook in its errors: its ``__name__``, else ``'<unknown>'`` (a callable object)."""
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _type_name(t) -> str:
+    """``'torch.FloatTensor'``, ``'torch.cuda.DoubleTensor'``: PyTorch's ``Tensor.type()`` string."""
+    cuda = "cuda." if t.device.type == "cuda" else ""
+    return f"torch.{cuda}{backend.torch_type_name(t.dtype)}Tensor"
+
+
+def check_hook_result(hook, original, result) -> None:
+    """Raise, as PyTorch's ``check_single_result``, when a gradient hook's return value can't replace ``original``.
+
+    ``result`` must be a Tensor (TypeError: "expected Variable, but hook returned 'int'") of ``original``'s
+    dtype and device (RuntimeError: "hook 'h' has changed the type of value (was torch.FloatTensor got
+    torch.DoubleTensor)") and shape (RuntimeError: "hook 'h' has changed the size of value"). Without this, a
+    hook returning another dtype silently changed the dtype of every gradient after it, and one of another
+    shape failed later in the next node's backward, naming that node.
+    """
+    if not isinstance(result, _function.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{_qualified_type(result)}' (a gradient hook must "
+                        "return a Tensor or None)")
+    if result.dtype != original.dtype or result.device.type != original.device.type:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {_type_name(original)} "
+                           f"got {_type_name(result)})")
+    if result.shape != original.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value (was {tuple(original.shape)} "
+                           f"got {tuple(result.shape)})")
+
+
+def check_post_accumulate_result(hook, leaf, result) -> None:
+    """Raise when a post-accumulate-grad hook returned something (PyTorch: it must return None; a value
+    is checked against the leaf first, so a Tensor of another size or type gets that error instead)."""
+    check_hook_result(hook, leaf, result)
+    raise RuntimeError(f"Tensor post accumulate grad hooks should return None. (Hook '{_hook_name(hook)}' returned a "
+                       f"Tensor of shape {tuple(result.shape)}; change leaf.grad in place instead.)")
+
+
+def _qualified_type(value) -> str:
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"

@@ -22,6 +22,8 @@ other inputs. The views of the base find out lazily: their ``grad_fn`` is remade
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend
 from . import function as _function
 from .function import Function, _set_history, _sync_view
@@ -75,24 +77,77 @@ def check_writable(t, what: str) -> None:
         )
 
 
+def check_no_overlap(t, other, what: str) -> None:
+    """Raise when ``other`` (an input of an in-place op or of an ``out=`` op writing into ``t``) shares some
+    but not all of its memory with ``t``, as PyTorch does (``assert_no_partial_overlap``).
+
+    ``a[1:].add_(a[:-1])`` reads elements that the same op writes: PyTorch refuses it ("unsupported operation:
+    some elements of the input tensor and the written-to tensor refer to a single memory location"), where
+    computing out of place then copying gave NumPy's buffered result, silently different. The very same
+    memory (``a.add_(a)``, ``a.mul_(a.view(6))``: same start, shape and strides) is allowed, as in PyTorch.
+    PyTorch does not look at overlaps of non-dense tensors (``m[:, 1:].add_(m[:, :2])``) and gives a result
+    that depends on its loop order; those are refused here too, tested exactly (``shares_memory``).
+
+    Cheap first: two NumPy arrays whose memory belongs to two different arrays can't overlap (NumPy points
+    a view's ``base`` at the array that owns the memory, never at another view); then the bounds test
+    (``may_share_memory``); only then the exact one. ``other`` is a Tensor; a Python number needs no call.
+    """
+    a, b = t.array, other.array
+    if a is b or type(a) is not type(b):  # a CPU 0-d operand of a GPU tensor: other memory
+        return
+    owner_a = a if a.base is None else a.base
+    owner_b = b if b.base is None else b.base
+    if (owner_a is not owner_b and type(owner_a) is np.ndarray and type(owner_b) is np.ndarray
+            and owner_a.base is None and owner_b.base is None):
+        return
+    xp = backend.get_array_module(a)
+    if not xp.may_share_memory(a, b) or a.size == 0 or b.size == 0:
+        return
+    if (_start(a) == _start(b) and a.shape == b.shape and a.itemsize == b.itemsize
+            and all(n == 1 or sa == sb for n, sa, sb in zip(a.shape, a.strides, b.strides))):
+        return  # the same elements at the same places: each is read before it is written (PyTorch: full overlap)
+    if not xp.shares_memory(a, b):
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+        f"memory location ({what}: written-to shape {tuple(a.shape)}, strides {tuple(a.strides)}; input shape "
+        f"{tuple(b.shape)}, strides {tuple(b.strides)}, in bytes). Please clone() the tensor before performing "
+        "the operation."
+    )
+
+
+def _start(arr) -> int:
+    """The address of ``arr``'s first element (NumPy or CuPy)."""
+    return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else arr.data.ptr
+
+
 def check_view_inplace(view, what: str) -> None:
-    """Raise, in grad mode, for in-place ops on views that cannot be given a history (as PyTorch)."""
+    """Raise, in grad mode, for in-place ops on views that cannot be given a history (as PyTorch's
+    ``check_inplace``): a view made under no_grad of a tensor that requires grad (or that requires grad
+    itself); a view that requires grad of a base that is a leaf (``b.view(3).requires_grad_()`` is a
+    leaf *and* a view of the leaf ``b``: writing through it would give ``b`` a history and move the
+    view's own AccumulateGrad inside the graph); a view of another dtype of a base that requires grad."""
     base = view._base
-    if base._requires_grad and base._grad_fn is None:
+    if not (base._requires_grad or view._requires_grad):  # nothing to record (N[a, b] += 1): two reads
+        return
+    if view._view_no_grad:
+        raise RuntimeError(
+            f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "
+            "enabled; make both the view and the in-place op inside no_grad (not tracked) or both "
+            "outside (tracked)"
+        )
+    # view._requires_grad as it is: a base that does not require grad gives a view no history when synced
+    if base._grad_fn is None:
         raise RuntimeError(
             f"a view of a leaf tensor that requires grad is being used in an in-place operation ({what}); "
-            "wrap the update in `with no_grad():` or use an out-of-place op"
+            + ("the view requires grad but its base does not (requires_grad_() was called on a view, or a view "
+               "of it, of a tensor that does not require grad); " if not base._requires_grad else "")
+            + "wrap the update in `with no_grad():` or use an out-of-place op"
         )
     if base._requires_grad and view.array.dtype != base.array.dtype:  # z.real, view_as_real(z), view_as_complex(x)
         raise RuntimeError(
             f"{what}: an in-place change through a view of another dtype ({view.array.dtype} of {base.array.dtype}) "
             "of a tensor that requires grad is not supported; change the base, or clone() the view first"
-        )
-    if view._view_no_grad and base._requires_grad:
-        raise RuntimeError(
-            f"{what}: a view was created in no_grad mode and is being modified in place with grad mode "
-            "enabled; make both the view and the in-place op inside no_grad (not tracked) or both "
-            "outside (tracked)"
         )
 
 

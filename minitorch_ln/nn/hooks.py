@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import backend
 from ..autograd.function import Function
 from ..autograd.post_accumulate import RemovableHandle  # noqa: F401 - Module's hooks return it (nn.module)
+from ..autograd.post_accumulate import check_hook_result
 from ..tensor import Tensor
 
 
@@ -58,7 +59,7 @@ class _BackwardHookCall:
         for hook in list(self.module._backward_pre_hooks.values()):
             new = hook(self.module, grads)
             if new is not None:
-                grads = self._checked(new, len(grads), "a full backward pre-hook")
+                grads = self._checked(new, grads, hook, "a full backward pre-hook")
         self.grad_output = grads
         if not self.positions:  # no input needs a gradient: fire now, with grad_input all None
             self._fire((None,) * self.n_args)
@@ -73,12 +74,17 @@ class _BackwardHookCall:
         for hook in list(self.module._backward_hooks.values()):
             new = hook(self.module, grad_input, self.grad_output)
             if new is not None:
-                grad_input = self._checked(new, self.n_args, "a full backward hook")
+                grad_input = self._checked(new, grad_input, hook, "a full backward hook")
         return grad_input
 
     @staticmethod
-    def _checked(new, n, who):
+    def _checked(new, given, hook, who):
+        """``new`` as a tuple, one per entry of ``given``, each of its entry's dtype, device and shape (as PyTorch:
+        "hook 'h' has changed the type of value ..."; a float64 gradient was cast back silently here)."""
         new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
-        if len(new) != n:
-            raise RuntimeError(f"{who} returned {len(new)} gradient(s), expected {n} (one per entry it was given)")
+        if len(new) != len(given):
+            raise RuntimeError(f"{who} returned {len(new)} gradient(s), expected {len(given)} (one per entry it was given)")
+        for old, g in zip(given, new):
+            if old is not None and g is not None:
+                check_hook_result(hook, old, g)
         return new

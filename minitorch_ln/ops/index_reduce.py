@@ -82,9 +82,9 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def _index_reduce_(self: Tensor, dim, index, source, reduce, *, include_self: bool = True) -> Tensor:
     """``Tensor.index_reduce_``: :func:`index_reduce` written into ``self`` (in place, version bumped)."""
     return self._inplace("index_reduce_", lambda s: index_reduce(s, dim, index, source, reduce,
-                                                                 include_self=include_self))
+                                                                 include_self=include_self), source)
 
 
 def _put_(self: Tensor, index, source, accumulate: bool = False) -> Tensor:
     """``Tensor.put_``: :func:`put` written into ``self`` (in place, version bumped)."""
-    return self._inplace("put_", lambda s: put(s, index, source, accumulate))
+    return self._inplace("put_", lambda s: put(s, index, source, accumulate), source)

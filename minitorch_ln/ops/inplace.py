@@ -17,7 +17,7 @@ from .. import backend, random_torch
 from ..errors import ShapeError
 from ..autograd import function as _function, tracing as _tracing
 from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled
-from ..autograd.views import alias, check_view_inplace, check_writable, rebase_history
+from ..autograd.views import alias, check_no_overlap, check_view_inplace, check_writable, rebase_history
 from ..autograd.function import _set_history
 from ..tensor import Tensor
 from .conversion import cast
@@ -48,8 +48,11 @@ class _InPlace:
                 "wrap the update in `with no_grad():` (as optimizers do) or use an out-of-place op"
             )
 
-    def _inplace(self, what: str, result_fn) -> "Tensor":
+    def _inplace(self, what: str, result_fn, *operands) -> "Tensor":
         """Run ``result_fn(old_self)`` out of place, then write the result into this tensor.
+
+        ``operands``: the op's other arguments; a Tensor among them that shares part of this tensor's
+        memory raises (``check_no_overlap``: ``a[1:].add_(a[:-1])``, as PyTorch), a number costs nothing.
 
         When the graph is recorded, the op's input is an alias of this tensor *before* the change
         (same array, version counter and history), and this tensor takes over the op's output in
@@ -57,6 +60,9 @@ class _InPlace:
         version counter, so any node that saved the old values notices.
         """
         self._check_inplace(what)
+        for o in operands:
+            if isinstance(o, Tensor):
+                check_no_overlap(self, o, what)
         recording = is_grad_enabled()
         if recording:
             self.requires_grad  # noqa: B018 - brings a view's history up to date first
@@ -115,46 +121,46 @@ class _InPlace:
     def add_(self, other, alpha=1):
         if alpha == 1 and (done := _number_inplace(self, "add_", "add", other)) is not None:
             return done
-        return self._inplace("add_", lambda s: add(s, _scaled(other, alpha)))
+        return self._inplace("add_", lambda s: add(s, _scaled(other, alpha)), other)
 
     def sub_(self, other, alpha=1):
         if alpha == 1 and (done := _number_inplace(self, "sub_", "subtract", other)) is not None:
             return done
-        return self._inplace("sub_", lambda s: sub(s, _scaled(other, alpha)))
+        return self._inplace("sub_", lambda s: sub(s, _scaled(other, alpha)), other)
 
     def mul_(self, other):
         if (done := _number_inplace(self, "mul_", "multiply", other)) is not None:
             return done
-        return self._inplace("mul_", lambda s: mul(s, other))
+        return self._inplace("mul_", lambda s: mul(s, other), other)
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is None:
-            return self._inplace("div_", lambda s: div(s, other))
-        return self._inplace("div_", lambda s: s.div(other, rounding_mode=rounding_mode))
+            return self._inplace("div_", lambda s: div(s, other), other)
+        return self._inplace("div_", lambda s: s.div(other, rounding_mode=rounding_mode), other)
 
     def floor_divide_(self, other):
-        return self._inplace("floor_divide_", lambda s: floor_divide(s, other))
+        return self._inplace("floor_divide_", lambda s: floor_divide(s, other), other)
 
     def remainder_(self, other):
-        return self._inplace("remainder_", lambda s: remainder(s, other))
+        return self._inplace("remainder_", lambda s: remainder(s, other), other)
 
     def pow_(self, exponent):
-        return self._inplace("pow_", lambda s: pow(s, exponent))
+        return self._inplace("pow_", lambda s: pow(s, exponent), exponent)
 
     def bitwise_and_(self, other):
-        return self._inplace("bitwise_and_", lambda s: bitwise_and(s, other))
+        return self._inplace("bitwise_and_", lambda s: bitwise_and(s, other), other)
 
     def bitwise_or_(self, other):
-        return self._inplace("bitwise_or_", lambda s: bitwise_or(s, other))
+        return self._inplace("bitwise_or_", lambda s: bitwise_or(s, other), other)
 
     def bitwise_xor_(self, other):
-        return self._inplace("bitwise_xor_", lambda s: bitwise_xor(s, other))
+        return self._inplace("bitwise_xor_", lambda s: bitwise_xor(s, other), other)
 
     def bitwise_left_shift_(self, other):
-        return self._inplace("bitwise_left_shift_", lambda s: bitwise_left_shift(s, other))
+        return self._inplace("bitwise_left_shift_", lambda s: bitwise_left_shift(s, other), other)
 
     def bitwise_right_shift_(self, other):
-        return self._inplace("bitwise_right_shift_", lambda s: bitwise_right_shift(s, other))
+        return self._inplace("bitwise_right_shift_", lambda s: bitwise_right_shift(s, other), other)
 
     # Python's augmented assignments. Without them ``p -= lr * p.grad`` falls back to
     # ``p = p - lr * p.grad``: a new tensor bound to the loop variable, the parameter untouched
@@ -199,7 +205,7 @@ class _InPlace:
         return self.bitwise_right_shift_(other)
 
     def clamp_(self, min=None, max=None):  # noqa: A002
-        return self._inplace("clamp_", lambda s: clamp(s, min, max))
+        return self._inplace("clamp_", lambda s: clamp(s, min, max), min, max)
 
     def masked_fill_(self, mask, value):
         return self._inplace("masked_fill_", lambda s: masked_fill(s, mask, value))
@@ -212,7 +218,7 @@ class _InPlace:
         # where(True, src, s), not src + 0*s: the old values get a zero gradient without being saved
         # (saving them would trip this very write's version check) and an inf in them can't give NaN.
         return self._inplace("copy_", lambda s: where(
-            self._everywhere(), broadcast_to(cast(src.to(self.device), self.dtype), self.shape), s))
+            self._everywhere(), broadcast_to(cast(src.to(self.device), self.dtype), self.shape), s), src)
 
     def fill_(self, value):
         if isinstance(value, Tensor) and value.requires_grad and is_grad_enabled():
@@ -249,10 +255,11 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     """The fast path of ``x += n``, ``x -= n``, ``x *= n`` (issue 26: ``N[a, b] += 1``, ``ll += log(p)``)
     when the change is not recorded, for ``other`` a Python int or float or a CPU tensor of ``x``'s dtype
     (not bool) and of its shape or 0-d, whenever the general path's result dtype is ``x``'s own (a float
-    tensor; an integer tensor with an int). The same checks (``_check_inplace``), the same operand (the
-    NumPy scalar ``number_operands`` makes, ``promote``'s wrapped int, the other's array), the same
-    ufunc (NumPy's ``out=`` copes with overlapping memory as the general path's temporary does), the
-    same version bump; None for every other case, which takes :meth:`_InPlace._inplace`."""
+    tensor; an integer tensor with an int). The same checks (``_check_inplace``; ``check_no_overlap`` for a
+    tensor operand, which refuses partly shared memory and lets the very same memory through, where NumPy's
+    ``out=`` reads each element before it writes it), the same operand (the NumPy scalar ``number_operands``
+    makes, ``promote``'s wrapped int, the other's array), the same ufunc, the same version bump; None for
+    every other case, which takes :meth:`_InPlace._inplace`."""
     if _function._tracer is not None:  # an ONNX export records the write through the op path (_tracing.active())
         return None
     arr = self.array
@@ -264,6 +271,8 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
                 or (o.shape != arr.shape and o.ndim) or _grad_state.enabled and (self.requires_grad or other.requires_grad)):
             return None
         self._check_inplace(what)
+        if o is not arr and (o.base is not None or arr.base is not None):  # else two owners: no shared memory
+            check_no_overlap(self, other, what)  # as the general path (_inplace's operands)
         _ufunc_into(np, ufunc, arr, o)
         self._bump_version()
         return self

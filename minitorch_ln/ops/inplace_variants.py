@@ -30,7 +30,7 @@ def _make(name: str):
     what = name + "_"
 
     def method(self, *args, **kwargs):
-        return self._inplace(what, lambda old: getattr(old, name)(*args, **kwargs))
+        return self._inplace(what, lambda old: getattr(old, name)(*args, **kwargs), *args, *kwargs.values())
 
     method.__name__ = method.__qualname__ = what
     method.__doc__ = (f"``Tensor.{what}``: :meth:`Tensor.{name}` computed from this tensor's values and written "
@@ -43,7 +43,7 @@ def _float_power_(self, exponent):
     if str(self.dtype) != "float64":
         raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {self.dtype} but the operation's "
                            "result requires dtype float64 (Double); convert with .double() first")
-    return self._inplace("float_power_", lambda old: old.float_power(exponent))
+    return self._inplace("float_power_", lambda old: old.float_power(exponent), exponent)
 
 
 def inplace_methods() -> dict:

@@ -27,7 +27,7 @@ import warnings
 from .. import backend
 from ..autograd import autocast_state as _autocast_state
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.views import check_writable
+from ..autograd.views import check_no_overlap, check_writable
 from ..tensor import Tensor
 from .inplace import _check_result_dtype
 
@@ -144,6 +144,17 @@ def with_out(fn, name: str):
                                "or wrap the call in no_grad())")
         if name in _FACTORIES and kwargs.get("dtype") is None and isinstance(out, Tensor):
             kwargs["dtype"] = out.dtype
+        for o in (out if isinstance(out, (tuple, list)) else (out,)):  # as PyTorch: no input sharing part of out
+            if isinstance(o, Tensor):
+                _check_inputs_overlap(name, o, list(args) + list(kwargs.values()))
         return write_out(name, fn(*args, **kwargs), out)
 
     return op_with_out
+
+
+def _check_inputs_overlap(name: str, out: Tensor, values) -> None:
+    for v in values:
+        if isinstance(v, Tensor):
+            check_no_overlap(out, v, f"{name}(out=...)")
+        elif isinstance(v, (list, tuple)):
+            _check_inputs_overlap(name, out, v)

@@ -110,12 +110,12 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 def _addcmul_(self: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
     """``Tensor.addcmul_``: :func:`addcmul` written into ``self`` (in place, version bumped)."""
-    return self._inplace("addcmul_", lambda s: addcmul(s, tensor1, tensor2, value=value))
+    return self._inplace("addcmul_", lambda s: addcmul(s, tensor1, tensor2, value=value), tensor1, tensor2)
 
 
 def _addcdiv_(self: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
     """``Tensor.addcdiv_``: :func:`addcdiv` written into ``self`` (in place, version bumped)."""
-    return self._inplace("addcdiv_", lambda s: addcdiv(s, tensor1, tensor2, value=value))
+    return self._inplace("addcdiv_", lambda s: addcdiv(s, tensor1, tensor2, value=value), tensor1, tensor2)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

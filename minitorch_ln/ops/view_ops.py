@@ -245,26 +245,26 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
 class _InPlaceScatter:
     def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
         return self._inplace("scatter_", lambda s: scatter(s, dim, index, src, value=value, reduce=reduce)
-                             if value is not None else scatter(s, dim, index, src, reduce=reduce))
+                             if value is not None else scatter(s, dim, index, src, reduce=reduce), src)
 
     def scatter_add_(self, dim, index, src):
-        return self._inplace("scatter_add_", lambda s: scatter_add(s, dim, index, src))
+        return self._inplace("scatter_add_", lambda s: scatter_add(s, dim, index, src), src)
 
     def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
         return self._inplace("scatter_reduce_", lambda s: scatter_reduce(s, dim, index, src, reduce,
-                                                                         include_self=include_self))
+                                                                         include_self=include_self), src)
 
     def index_add_(self, dim, index, source, *, alpha=1):
-        return self._inplace("index_add_", lambda s: index_add(s, dim, index, source, alpha=alpha))
+        return self._inplace("index_add_", lambda s: index_add(s, dim, index, source, alpha=alpha), source)
 
     def index_copy_(self, dim, index, source):
-        return self._inplace("index_copy_", lambda s: index_copy(s, dim, index, source))
+        return self._inplace("index_copy_", lambda s: index_copy(s, dim, index, source), source)
 
     def index_fill_(self, dim, index, value):
         return self._inplace("index_fill_", lambda s: index_fill(s, dim, index, value))
 
     def index_put_(self, indices, values, accumulate=False):
-        return self._inplace("index_put_", lambda s: index_put(s, indices, values, accumulate))
+        return self._inplace("index_put_", lambda s: index_put(s, indices, values, accumulate), values)
 
     def masked_scatter_(self, mask, source):
-        return self._inplace("masked_scatter_", lambda s: masked_scatter(s, mask, source))
+        return self._inplace("masked_scatter_", lambda s: masked_scatter(s, mask, source), source)
