@@ -325,8 +325,11 @@ def int_pow(a, b):
 
 
 def check_int_exponent(a: Tensor, b) -> None:
-    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError."""
+    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError; so is a Python int
+    exponent outside the base's integer dtype (``int8 ** 300``: PyTorch converts the exponent to int8_t)."""
     if a.dtype.kind in "biu" and np.asarray(b.array if isinstance(b, Tensor) else b).dtype.kind in "iu":
         if bool((backend.get_array_module(b.array).asarray(b.array) < 0).any() if isinstance(b, Tensor) else b < 0):
             raise OptionError(f"pow: Integers to negative integer powers are not allowed (base {a.dtype}, "
                               f"exponent {b.dtype if isinstance(b, Tensor) else b!r}); use a float base")
+    if a.dtype.kind in "iu" and isinstance(b, int):
+        _wrap_int(b, a.dtype, "pow")  # RuntimeError for pow (never NumPy's OverflowError)

@@ -18,14 +18,14 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._fperr import Quiet
-from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote,
-                    refuse_bool_neg)
-from ._util import no_bool, refuse_bool_sub
+from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, no_bool, number_operands,
+                    promote, refuse_bool_neg, refuse_bool_sub)
 from .autocast_policies import autocast
 from .complex_math import Sgn
 from .complex_parts import cj
 from .conversion import cast
 from .fused_backward import PowScalarBackward, div_denominator_grad
+from .scalar_pow import float_pow
 from .shape import broadcast_to, unbroadcast
 
 __all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
@@ -176,8 +176,8 @@ class PowScalar(Function):
     def forward(ctx, x, p):
         ctx.save_for_backward(x)
         ctx.p = p
-        with Quiet():  # 0**-1 = inf
-            return x ** x.dtype.type(p) if backend.is_floating(x.dtype) else x**p
+        with Quiet():  # 0**-1 = inf; a float x: p kept a double (scalar_pow.py)
+            return float_pow(x, p) if backend.is_floating(x.dtype) else x**p
 
     @staticmethod
     def backward(ctx, dy):
