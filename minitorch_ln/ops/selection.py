@@ -71,7 +71,12 @@ class Clamp(Function):
             ctx.mask &= x >= lo
         if hi is not None:
             ctx.mask &= x <= hi
-        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)
+        y = xp.clip(x, lo, hi).astype(x.dtype, copy=False)
+        # PyTorch keeps x where no bound applies (x < lo ? lo : x), so clamp(-0.0, min=0) is -0.0; NumPy's clip
+        # gives the bound's +0 there (its maximum path, float32/64). Only a zero bound with lo <= 0 <= hi meets it
+        if 0 in (lo, hi) and (lo is None or lo <= 0) and (hi is None or hi >= 0) and (at := x == 0).any():
+            y = xp.where(at, x, y)
+        return y
 
     @staticmethod
     def backward(ctx, dy):
@@ -88,8 +93,8 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     for bound in (min, max):  # the result type as PyTorch's: an integer tensor with a float bound is float
-        if bound is not None and not isinstance(bound, Tensor) and x.dtype.kind in "biu":
-            x = promote(x, bound, "clamp")[0]
+        if bound is not None and not isinstance(bound, Tensor):
+            x = _bound_type(x, bound)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:
@@ -120,14 +125,21 @@ def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002 - PyTorch's argument 
         TypeError: ``input`` is not a Tensor, or ``min`` is None.
     """
     _check_bound_args(input, min, "clamp_min", "min")
-    return clamp(input, min, None) if isinstance(min, Tensor) else ClampMin.apply(input, min, None)
+    if isinstance(min, Tensor):
+        return clamp(input, min, None)
+    return ClampMin.apply(_bound_type(input, min), min, None)  # tensor([1, 5]).clamp_min(0.5): float32, as PyTorch
 
 
 def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
     """``min(input, max)`` elementwise (``torch.clamp_max``): ``clamp(input, max=max)``; the gradient
     passes where ``input <= max``. Raises TypeError as :func:`clamp_min`."""
     _check_bound_args(input, max, "clamp_max", "max")
-    return clamp(input, None, max) if isinstance(max, Tensor) else ClampMax.apply(input, None, max)
+    return clamp(input, None, max) if isinstance(max, Tensor) else ClampMax.apply(_bound_type(input, max), None, max)
+
+
+def _bound_type(x: Tensor, bound) -> Tensor:
+    """``x`` in PyTorch's result type of ``x`` and a number bound: an integer ``x`` with a float bound is float."""
+    return promote(x, bound, "clamp")[0] if x.dtype.kind in "biu" else x
 
 
 def _check_bound_args(input, bound, op: str, name: str) -> None:  # noqa: A002
