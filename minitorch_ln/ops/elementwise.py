@@ -81,10 +81,10 @@ def sub(a, b, *, alpha=1) -> Tensor:
     not broadcast, TypeError for an operand that is not a Tensor or a number, and RuntimeError for a
     bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
     """
-    b = alpha_scaled(a, b, alpha, "sub")
+    b, b_given = alpha_scaled(a, b, alpha, "sub"), b  # alpha's TypeError first, as PyTorch's argument parser
+    refuse_bool_sub(a, b_given)  # the operand given, not alpha·b: sub(bool, bool, alpha=2) is refused too
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Sub.apply(*fast)
-    refuse_bool_sub(a, b)
     a, b = promote(a, b, "sub")
     broadcast_shape(a.array.shape, b.array.shape, "sub")
     return Sub.apply(a, b)
