@@ -17,6 +17,7 @@ import numpy as np
 from .. import backend, random_torch
 from ..errors import DtypeError
 from ..tensor import Tensor
+from .fill_values import checked_number
 from .generator import rng_for
 
 __all__ = [
@@ -71,10 +72,12 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     elif isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real):
         if dtype is None:  # a complex fill: the default complex dtype (as PyTorch)
             dtype = backend.default_complex_dtype()
-        elif backend.as_dtype(dtype).kind != "c" and fill_value.imag != 0:
+        elif backend.as_dtype(dtype).kind not in "cb" and fill_value.imag != 0:  # bool: its truth value, as PyTorch
             raise DtypeError(f"full: value {fill_value!r} cannot be converted to {backend.as_dtype(dtype)} without "
                              "losing its imaginary part")
-    return _make(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
+    # PyTorch's check of the number against the dtype (ops/fill_values.py): None, 300 into int8, 1e40 into float32
+    return _make(lambda xp, s, d: xp.full(s, checked_number(fill_value, d, "full"), dtype=d), (size,), dtype, device,
+                 requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:

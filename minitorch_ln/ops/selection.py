@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, refuse_complex
+from .fill_values import checked_number
 from .shape import unbroadcast
 
 __all__ = ["clamp", "clamp_max", "clamp_min", "masked_fill", "maximum", "minimum", "where"]
@@ -252,19 +253,16 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
         raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
     broadcast_shape(x.shape, m.shape, "masked_fill")  # raises unless they broadcast; the result takes the broadcast
     # shape, as PyTorch's (masked_fill_ keeps the tensor's shape: Tensor._inplace refuses a larger result)
-    if (isinstance(value, complex) or isinstance(value, Tensor) and value.dtype.kind == "c") and x.dtype.kind != "c":
-        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: a complex "
-                           "value into a real tensor would drop its imaginary part")
     if isinstance(value, Tensor):
+        if value.dtype.kind == "c" and x.dtype.kind != "c":
+            raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: a complex "
+                               "value into a real tensor would drop its imaginary part")
         if value.ndim != 0:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         value = value.to(x.dtype)
-    else:
-        if x.dtype.kind in "iu" and isinstance(value, numbers.Number) and not isinstance(value, bool):
-            info = np.iinfo(x.dtype)  # NumPy would wrap 1000 into int8's -24: PyTorch refuses
-            if not (isinstance(value, numbers.Integral) or float(value).is_integer()) or not info.min <= value <= info.max:
-                raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: {value!r}")
-        value = Tensor._from_op(get_array_module(x.array).asarray(value, dtype=x.dtype))
+    else:  # PyTorch's check of the number against x's dtype (ops/fill_values.py): 1000 into int8, None, 1e40 into f32
+        value = Tensor._from_op(get_array_module(x.array).asarray(checked_number(value, x.dtype, "masked_fill"),
+                                                                  dtype=x.dtype))
     m = _mask_on_device(m, isinstance(mask, Tensor), x, "masked_fill")
     return Where.apply(m, value, x)
 
