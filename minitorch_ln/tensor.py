@@ -20,7 +20,7 @@ from .autograd import engine as _engine, saved as _saved_module, unrecorded as _
 from .autograd import recorded as _recorded_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
-from .errors import OptionError
+from .errors import OptionError, ShapeError
 from .size import Size, _size
 from .tensor_str import tensor_repr
 from .tensor_protocols import TensorProtocols
@@ -207,8 +207,9 @@ class Tensor(TensorProtocols):
 
     # ---------------------------------------------------------------- conversion
     def item(self):
-        if self.array.size != 1:
-            raise ValueError(f"item() needs a tensor with one element, this one has shape {tuple(self.shape)}")
+        if self.array.size != 1:  # ShapeError: PyTorch's RuntimeError, and the ValueError this raised before
+            raise ShapeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar: item() needs "
+                             f"a tensor with one element, this one has shape {tuple(self.shape)}")
         return self.array.item()
 
     def tolist(self):
