@@ -33,13 +33,16 @@ from ..errors import ValueOverflowError
 
 
 def checked_number(value, dtype, op: str):
-    """``value`` (a Python or NumPy number) as it is stored in ``dtype``, ready for ``xp.asarray(value, dtype)``.
+    """``value`` (a Python or NumPy number, or a 0-d array) as it is stored in ``dtype``, ready for
+    ``xp.asarray(value, dtype)``; a NumPy array with dimensions is returned as it is.
 
     Raises:
         TypeError: ``value`` is not a number.
         ValueOverflowError (RuntimeError, OverflowError): ``dtype`` cannot hold it (see the module docstring).
     """
     dt = np.dtype(dtype)
+    if isinstance(value, np.ndarray):  # a 0-d array is its number; a larger one is left to the caller's asarray
+        return value if value.ndim else checked_number(value[()], dt, op)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if not isinstance(value, (numbers.Number, np.number)):
