@@ -287,16 +287,22 @@ class Tensor(TensorProtocols):
     def __float__(self) -> float:
         if self.requires_grad:
             _warn_scalar_of_requires_grad()
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
+
+    def _python_scalar(self):
+        """float(t), int(t), complex(t): PyTorch's ValueError for many elements (item() raises its RuntimeError)."""
+        if self.array.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars, got shape {tuple(self.shape)}")
+        return self.array.item()
 
     __long__ = __int__
     def __complex__(self) -> complex:
         if self.requires_grad:
             _warn_scalar_of_requires_grad()
-        return complex(self.item())
+        return complex(self._python_scalar())
 
     __hash__ = object.__hash__
 
