@@ -166,7 +166,7 @@ class ReLU(Function):
         xp = get_array_module(x)  # PyTorch selects (x < 0 ? 0 : x): NaN and -0 kept; NumPy's max(-0, 0) is +0 (f32/64)
         y = xp.maximum(x, zero).astype(x.dtype, copy=False)
         if type(x) is np.ndarray and x.ndim == 0:  # P[a, b].relu() (issue 26): no array of flags, no where
-            return x.copy() if y == zero and x == zero else y
+            return y if y or not x == zero else x.copy()  # y nonzero (x > 0 or NaN) is x; x = ±0 keeps its sign
         return xp.where(at_zero, x, y) if (at_zero := x == zero).any() else y
 
     @staticmethod
