@@ -8,7 +8,7 @@ index out of range) as ``RuntimeError``; Python code would use ``ValueError``, `
 
 from __future__ import annotations
 
-__all__ = ["ShapeError", "DtypeError", "OptionError", "IndexOutOfRangeError", "IntegerDivisionByZero"]
+__all__ = ["ShapeError", "DtypeError", "OptionError", "IndexOutOfRangeError", "IntegerDivisionByZero", "ValueOverflowError"]
 
 
 class ShapeError(RuntimeError, ValueError):
@@ -30,6 +30,12 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
 
 class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
     """An integer division (``//``, ``%``, ``fmod``) by zero, which has no result (PyTorch raises too)."""
+
+
+class ValueOverflowError(RuntimeError, OverflowError):
+    """A number that the tensor's dtype cannot hold, written into it (``int8_tensor[0] = 300``, ``masked_fill`` of
+    ``1e40`` into float32, a complex number with a nonzero imaginary part into a real tensor): PyTorch's
+    RuntimeError ("value cannot be converted to type int8_t without overflow") and Python's OverflowError."""
 
 
 class SerializationError(ValueError):

@@ -20,7 +20,7 @@ from .autograd import engine as _engine, saved as _saved_module, unrecorded as _
 from .autograd import recorded as _recorded_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
-from .errors import OptionError
+from .errors import OptionError, ShapeError
 from .size import Size, _size
 from .tensor_str import tensor_repr
 from .tensor_protocols import TensorProtocols
@@ -214,8 +214,9 @@ class Tensor(TensorProtocols):
 
     # ---------------------------------------------------------------- conversion
     def item(self):
-        if self.array.size != 1:
-            raise ValueError(f"item() needs a tensor with one element, this one has shape {tuple(self.shape)}")
+        if self.array.size != 1:  # ShapeError: PyTorch's RuntimeError, and the ValueError this raised before
+            raise ShapeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar: item() needs "
+                             f"a tensor with one element, this one has shape {tuple(self.shape)}")
         return self.array.item()
 
     def tolist(self):
@@ -297,16 +298,22 @@ class Tensor(TensorProtocols):
     def __float__(self) -> float:
         if self.requires_grad:
             _warn_scalar_of_requires_grad()
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
+
+    def _python_scalar(self):
+        """float(t), int(t), complex(t): PyTorch's ValueError for many elements (item() raises its RuntimeError)."""
+        if self.array.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars, got shape {tuple(self.shape)}")
+        return self.array.item()
 
     __long__ = __int__
     def __complex__(self) -> complex:
         if self.requires_grad:
             _warn_scalar_of_requires_grad()
-        return complex(self.item())
+        return complex(self._python_scalar())
 
     __hash__ = object.__hash__
 

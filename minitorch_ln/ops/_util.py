@@ -310,17 +310,30 @@ def float_input(x: Tensor, op: str, complex_ok: bool = False) -> Tensor:
 
 
 def alpha_scaled(a, b, alpha, op: str):
-    """``alpha * b`` for ``add``/``sub(..., alpha=)``; as PyTorch, a float alpha with integer operands is refused."""
-    if alpha == 1 and not isinstance(alpha, float):
+    """``alpha * b`` for ``add``/``sub(..., alpha=)``, after PyTorch's checks against the result dtype of ``a`` and
+    ``b`` (``alpha_check``): a bool alpha only for a bool result, a float or complex alpha not for an integer or bool
+    result, a complex alpha only for a complex result (RuntimeError each); a non-number alpha is a TypeError. A bool
+    result adds ``b`` where ``alpha`` is nonzero (PyTorch converts alpha to bool: ``add(t, t, alpha=2)`` is bool)."""
+    if type(alpha) is int and alpha == 1:  # the default: nothing to check or scale
         return b
-    ints = all(not isinstance(t, Tensor) or t.dtype.kind in "biu" for t in (a, b))
-    if not isinstance(alpha, numbers.Number) or ints and not isinstance(alpha, numbers.Integral):
-        # PyTorch's class for this refusal is RuntimeError (a non-number alpha is a TypeError, as its signature)
-        if not isinstance(alpha, numbers.Number):
-            raise TypeError(f"{op}(): argument 'alpha' must be a Number, got {type(alpha).__name__}")
+    if isinstance(alpha, np.bool_):  # PyTorch reads a NumPy bool as a float (np.True_ is 1.0 there)
+        alpha = float(alpha)
+    is_bool = isinstance(alpha, bool)
+    if not (is_bool or isinstance(alpha, numbers.Number)):  # PyTorch's TypeError, as its signature
+        raise TypeError(f"{op}(): argument 'alpha' must be a Number, got {type(alpha).__name__}")
+    dt = promote(a, b, op)[0].dtype
+    if is_bool and dt.kind != "b":
+        raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results (got alpha={alpha!r} for a {dt} "
+                           "result; expected a number)")
+    if not (backend.is_floating(dt) or dt.kind == "c") and not (is_bool or isinstance(alpha, numbers.Integral)):
         raise RuntimeError(f"{op}: for integral input tensors, argument alpha must not be a floating point number, "
                            f"got alpha={alpha!r}")
-    return b * alpha
+    if dt.kind != "c" and not isinstance(alpha, numbers.Real) and not is_bool:
+        raise RuntimeError(f"{op}: for non-complex input tensors, argument alpha must not be a complex number, "
+                           f"got alpha={alpha!r} for a {dt} result")
+    if dt.kind == "b":  # alpha as a bool, as PyTorch: b itself, or no b at all
+        return b if alpha else promote(a, b, op)[1] & False
+    return b if alpha == 1 and not isinstance(alpha, float) else b * alpha
 
 
 def no_bool(op: str):
@@ -364,8 +377,11 @@ def int_pow(a, b):
 
 
 def check_int_exponent(a: Tensor, b) -> None:
-    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError."""
+    """Integers to negative integer powers have no integer result: PyTorch's RuntimeError; so is a Python int
+    exponent outside the base's integer dtype (``int8 ** 300``: PyTorch converts the exponent to int8_t)."""
     if a.dtype.kind in "biu" and np.asarray(b.array if isinstance(b, Tensor) else b).dtype.kind in "iu":
         if bool((backend.get_array_module(b.array).asarray(b.array) < 0).any() if isinstance(b, Tensor) else b < 0):
             raise OptionError(f"pow: Integers to negative integer powers are not allowed (base {a.dtype}, "
                               f"exponent {b.dtype if isinstance(b, Tensor) else b!r}); use a float base")
+    if a.dtype.kind in "iu" and isinstance(b, int):
+        _wrap_int(b, a.dtype, "pow")  # RuntimeError for pow (never NumPy's OverflowError)

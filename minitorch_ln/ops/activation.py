@@ -54,9 +54,7 @@ def _check(input, op: str, ints: str = "raise") -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, got {type(input).__name__}")
     kind = "f" if backend.is_floating(input.dtype) else input.dtype.kind  # bfloat16's NumPy kind is 'V'
-    if kind == "f":
-        return input
-    if kind in "iu" and ints == "keep":
+    if kind == "f" or kind in "iu" and ints == "keep":
         return input
     if kind in "iu" and ints == "float":
         return cast(input, backend.default_float_dtype())
@@ -115,8 +113,7 @@ class Tanh(Function):
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
         if x.dtype.kind == "c":
-            y = tanh(x)
-            return dy * cj(1.0 - y * y)
+            return dy * cj(1.0 - (y := tanh(x)) * y)
         return TanhBackward.apply(dy, x)  # dy * (4.0 * (x * 2.0).sigmoid() * (-(x * 2.0)).sigmoid()), one node
 
 
@@ -141,8 +138,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        # σ'(x) = σ(x)(1 - σ(x)) = σ(x)σ(-x): 1 - σ(x) cancels to 0 for x > 17 in float32
-        # (σ'(20) = 2.1e-9); σ(-x) keeps full precision. x is saved, not y.
+        # σ'(x) = σ(x)(1 - σ(x)) = σ(x)σ(-x): 1 - σ(x) cancels to 0 for x > 17 in f32 (σ'(20) = 2.1e-9); x saved, not y
         (x,) = ctx.saved_tensors
         if x.dtype.kind == "c":
             return dy * cj(x.sigmoid() * (-x).sigmoid())
@@ -153,8 +149,7 @@ def sigmoid(x: Tensor) -> Tensor:
     """``1 / (1 + e^(-x))``, computed without overflow for large ``|x|``; ``dx = dy·σ(x)σ(-x)``
     (``σ(x)(1 - σ(x))`` without the cancellation of ``1 - σ(x)``). Same shape and dtype as ``x``
     (an integer or bool ``x`` gives the default float dtype)."""
-    x = float_input(x, "sigmoid", complex_ok=True)
-    return Sigmoid.apply(x)
+    return Sigmoid.apply(float_input(x, "sigmoid", complex_ok=True))
 
 
 _ZEROS = {np.dtype(t): np.broadcast_to(t(0), ()) for t in (np.float16, np.float32, np.float64)}  # ReLU's, read-only
@@ -168,7 +163,11 @@ class ReLU(Function):
         # a NumPy float compares with a 0-d zero of its dtype in half the time of the Python 0 (issue 26; same values)
         zero = _ZEROS[x.dtype] if type(x) is np.ndarray and x.dtype in _ZEROS else 0
         ctx.mask = ~(x <= zero)  # NaN passes its gradient on, as PyTorch's threshold_backward
-        return get_array_module(x).maximum(x, zero).astype(x.dtype, copy=False)
+        xp = get_array_module(x)  # PyTorch selects (x < 0 ? 0 : x): NaN and -0 kept; NumPy's max(-0, 0) is +0 (f32/64)
+        y = xp.maximum(x, zero).astype(x.dtype, copy=False)
+        if type(x) is np.ndarray and x.ndim == 0:  # P[a, b].relu() (issue 26): no array of flags, no where
+            return y if y or not x == zero else x.copy()  # y nonzero (x > 0 or NaN) is x; x = ±0 keeps its sign
+        return xp.where(at_zero, x, y) if (at_zero := x == zero).any() else y
 
     @staticmethod
     def backward(ctx, dy):
@@ -177,7 +176,10 @@ class ReLU(Function):
 
 
 def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``, any shape, same dtype; ``dx = dy·[not x <= 0]`` (0 at x = 0, ``dy`` at NaN, as PyTorch)."""
+    """``max(x, 0)`` (``x`` itself where not ``x < 0``: NaN and -0 kept, as PyTorch), any shape, same dtype;
+    ``dx = dy·[not x <= 0]`` (0 at x = 0, ``dy`` at NaN). A bool tensor: DtypeError (a RuntimeError, as PyTorch)."""
+    if isinstance(x, Tensor) and x.array.dtype.kind == "b":
+        raise DtypeError("Boolean inputs not supported for relu (got a bool tensor; expected a number dtype)")
     return ReLU.apply(x)
 
 
@@ -372,9 +374,7 @@ class Softsign(Function):
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
     """``x / (1 + |x|)``: ``(*)`` → ``(*)``; ``dx = dy/(1 + |x|)²``. Integer input gives the default float dtype.
-
-    ``softsign(±inf) = ±1`` with gradient 0 (PyTorch: NaN). Complex: ``z / (1 + |z|)`` composed, as PyTorch's.
-    """
+    ``softsign(±inf) = ±1`` with gradient 0 (PyTorch: NaN). Complex: ``z / (1 + |z|)`` composed, as PyTorch's."""
     return C.softsign(input) if C.is_complex(input) else Softsign.apply(_check(input, "softsign", ints="float"))
 
 

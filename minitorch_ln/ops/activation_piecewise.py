@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend, random_torch
 from ..autograd.function import Function
 from ..backend import get_array_module
-from ..errors import warn_at_caller
+from ..errors import DtypeError, warn_at_caller
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .activation import ActivationDtypeError, _check, _const, _number, _sigmoid  # noqa: F401
@@ -94,9 +94,9 @@ class LeakyReLU(Function):
         xp = get_array_module(x)
         pos = x > 0
         ctx.dslope = xp.where(pos, 1, slope).astype(x.dtype, copy=False)  # the whole derivative
-        if np.ndim(slope) == 0 and slope == 0:  # relu: 0, not -inf·0 = NaN
-            return xp.where(pos, x, x.dtype.type(0))
         with np.errstate(invalid="ignore"):
+            if np.ndim(slope) == 0 and slope == 0:  # x·0 as PyTorch (NaN stays NaN, -1 gives -0); -inf gives 0, not NaN
+                return xp.where(pos, x, xp.where(xp.isneginf(x), x.dtype.type(0), x * x.dtype.type(0)))
             return xp.where(pos, x, x * ctx.dslope)
 
     @staticmethod
@@ -210,6 +210,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     lo, hi = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if lo > hi:
         raise ValueError(f"min_val cannot be greater than max_val, got min_val={lo} and max_val={hi}")
+    if x.dtype.kind == "u" and (lo < 0 or hi < 0):  # PyTorch's refusal: NumPy would clip into [0, hi] silently
+        raise DtypeError(f"cannot do hardtanh on an unsigned type with negative limits (got {x.dtype}, "
+                         f"min_val={lo}, max_val={hi}; expected limits >= 0)")
     return Hardtanh.apply(x, lo, hi)
 
 

@@ -296,11 +296,12 @@ class FloatPower(Function):
 
 
 def float_power(input, exponent) -> Tensor:  # noqa: A002
-    """``input ** exponent`` computed in float64 (the result is always float64, as PyTorch; complex128 when
-    either is complex); the gradients go back to each input's own dtype."""
-    a, b = _operands(input, exponent, "float_power", kinds="biufc")
-    wide = np.complex128 if a.dtype.kind == "c" else np.float64  # complex: through the complex pow, as PyTorch
-    return cast(a, wide) ** cast(b, wide) if a.dtype.kind == "c" else FloatPower.apply(cast(a, wide), cast(b, wide))
+    """``input ** exponent`` in float64 (complex128 when either is complex), as PyTorch; a Python number stays a double
+    (``float_power(x32, 2**24 + 1)`` never rounds it to float32). Gradients go back to each input's own dtype."""
+    wide = np.complex128 if any(np.iscomplexobj(x.array if isinstance(x, Tensor) else x) for x in (input, exponent)) \
+        else np.float64  # complex: through the complex pow, as PyTorch
+    a, b = _operands(*(cast(x, wide) if isinstance(x, Tensor) else x for x in (input, exponent)), "float_power", "biufc")
+    return a ** b if wide is np.complex128 else FloatPower.apply(a, b)
 
 
 # ==================================================================================================

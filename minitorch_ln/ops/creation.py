@@ -15,8 +15,8 @@ import numbers
 import numpy as np
 
 from .. import backend, random_torch
-from ..errors import DtypeError
 from ..tensor import Tensor
+from .fill_values import checked_number
 from .generator import rng_for
 
 __all__ = [
@@ -68,13 +68,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, numbers.Integral):
         dtype = np.int64
-    elif isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real):
-        if dtype is None:  # a complex fill: the default complex dtype (as PyTorch)
-            dtype = backend.default_complex_dtype()
-        elif backend.as_dtype(dtype).kind != "c" and fill_value.imag != 0:
-            raise DtypeError(f"full: value {fill_value!r} cannot be converted to {backend.as_dtype(dtype)} without "
-                             "losing its imaginary part")
-    return _make(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
+    elif dtype is None and isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real):
+        dtype = backend.default_complex_dtype()  # a complex fill: the default complex dtype (as PyTorch)
+    # PyTorch's check of the number against the dtype (ops/fill_values.py): None, 300 into int8, 1e40 into float32
+    return _make(lambda xp, s, d: xp.full(s, checked_number(fill_value, d, "full"), dtype=d), (size,), dtype, device,
+                 requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:

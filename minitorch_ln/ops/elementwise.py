@@ -18,14 +18,14 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._fperr import Quiet
-from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote,
-                    refuse_bool_neg)
-from ._util import no_bool, refuse_bool_sub, zero_d_opmath_operands
+from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, no_bool, number_operands,
+                    promote, refuse_bool_neg, refuse_bool_sub, zero_d_opmath_operands)
 from .autocast_policies import autocast
 from .complex_math import Sgn
 from .complex_parts import cj
 from .conversion import cast
 from .fused_backward import PowScalarBackward, div_denominator_grad
+from .scalar_pow import float_pow
 from .shape import broadcast_to, unbroadcast
 
 __all__ = ["abs", "add", "div", "erf", "exp", "log", "mul", "neg", "pow", "rsqrt", "sqrt", "sub"]
@@ -81,10 +81,10 @@ def sub(a, b, *, alpha=1) -> Tensor:
     not broadcast, TypeError for an operand that is not a Tensor or a number, and RuntimeError for a
     bool operand (as PyTorch: ``mask - 1`` is usually a mistaken ``~mask``).
     """
-    b = alpha_scaled(a, b, alpha, "sub")
+    b, b_given = alpha_scaled(a, b, alpha, "sub"), b  # alpha's TypeError first, as PyTorch's argument parser
+    refuse_bool_sub(a, b_given)  # the operand given, not alpha·b: sub(bool, bool, alpha=2) is refused too
     if (fast := number_operands(a, b)) is not None:  # a float tensor and a Python number
         return Sub.apply(*fast)
-    refuse_bool_sub(a, b)
     a, b = promote(a, b, "sub")
     broadcast_shape(a.array.shape, b.array.shape, "sub")
     return Sub.apply(a, b)
@@ -176,8 +176,8 @@ class PowScalar(Function):
     def forward(ctx, x, p):
         ctx.save_for_backward(x)
         ctx.p = p
-        with Quiet():  # 0**-1 = inf
-            return x ** x.dtype.type(p) if backend.is_floating(x.dtype) else x**p
+        with Quiet():  # 0**-1 = inf; a float x: p kept a double (scalar_pow.py)
+            return float_pow(x, p) if backend.is_floating(x.dtype) else x**p
 
     @staticmethod
     def backward(ctx, dy):

@@ -19,6 +19,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from .creation import empty
 from .elementwise import sub
+from .fill_values import checked_number
 from .selection import where
 
 __all__ = ["empty_permuted", "empty_strided", "fill", "rsub", "scalar_tensor", "zero_"]
@@ -85,10 +86,8 @@ def fill(input: Tensor, value) -> Tensor:
             raise RuntimeError(f"fill(): fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
         v = value.to(input.dtype) if value.dtype != input.dtype else value
-    elif isinstance(value, numbers.Number) and not isinstance(value, complex):
-        v = Tensor._from_op(np.asarray(value).astype(input.dtype))
-    else:
-        raise TypeError(f"fill(): value must be a number or a 0-d Tensor, not {type(value).__name__}")
+    else:  # PyTorch's check of a number against the dtype (ops/fill_values.py): 300 into int8 wrapped to 44
+        v = Tensor._from_op(np.asarray(checked_number(value, input.dtype, "fill"), dtype=input.dtype))
     everywhere = Tensor._from_op(backend.get_array_module(input.array).ones(tuple(input.shape), dtype=bool))
     return where(everywhere, v, input)
 

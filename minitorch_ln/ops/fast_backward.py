@@ -29,6 +29,7 @@ from ._fperr import Quiet
 from .activation import ReLU, Tanh
 from .elementwise import Add, Div, Exp, Log, Mul, Neg, PowScalar, Sub
 from .fused_backward import tanh_grad_array
+from .scalar_pow import float_pow
 
 __all__: list[str] = []  # no public names: the engine finds these through engine._FAST_BACKWARD
 
@@ -183,7 +184,7 @@ def _pow_scalar(node, g, d):
     dt = d.dtype.type
     scaled = d * dt(p)
     with Quiet():
-        r = scaled * x ** dt(p - 1)
+        r = scaled * float_pow(x, p - 1)
     return _result(r, d.shape), None
 
 

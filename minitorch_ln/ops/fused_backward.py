@@ -14,6 +14,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ._fperr import Quiet
+from .scalar_pow import float_pow
 from .complex_parts import cj
 from .shape import unbroadcast
 
@@ -115,7 +116,7 @@ class PowScalarBackward(Function):
         dt = x.dtype.type
         scaled = dy * dt(p)
         with Quiet():  # 0 ** -1 = inf, without NumPy's warnings
-            return scaled * x ** dt(p - 1)
+            return scaled * float_pow(x, p - 1)  # p - 1 a double, as the forward's p
 
     @staticmethod
     def backward(ctx, g):

@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from ._util import normalize_dim
 from .autocast_policies import autocast
 from .conversion import cast
+from .fill_values import checked_number
 from .index_checks import IndexDtypeError, check_bounds, index_array
 from .shape import broadcast_to, reshape
 
@@ -203,10 +204,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
         value = cast(value, input.dtype) if value.dtype != input.dtype else value
         if not (backend.is_floating(input.dtype) or input.dtype.kind == "c"):  # no gradient for integers
             value = value.array[()]
-    elif isinstance(value, (numbers.Number, np.generic)):
-        value = get_array_module(input.array).asarray(value).astype(input.dtype)[()]
-    else:
-        raise TypeError(f"index_fill(): value must be a number or a 0-d Tensor, got {type(value).__name__}")
+    else:  # PyTorch's check of the number against the dtype (ops/fill_values.py): 1j into float32 was dropped to 0
+        value = get_array_module(input.array).asarray(checked_number(value, input.dtype, "index_fill"),
+                                                      dtype=input.dtype)[()]
     return _result(IndexCopy.apply(_as_1d(input), value, idx, dim, True), input)
 
 

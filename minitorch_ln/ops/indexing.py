@@ -24,6 +24,7 @@ from ..errors import ShapeError
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from .conversion import cast
+from .fill_values import checked_number
 from .selection import masked_fill
 from .shape import unbroadcast
 
@@ -269,7 +270,9 @@ def setitem_(x: Tensor, index, value) -> Tensor:
     xp = get_array_module(x.array)
     if isinstance(value, Tensor):
         value = value if value.array.dtype == x.array.dtype else cast(value, x.dtype)
-    else:
+    else:  # a number: PyTorch's check against x's dtype (ops/fill_values.py): None, "a", 300 into int8 are refused
+        if value is None or isinstance(value, (numbers.Number, np.generic, str, bytes)):  # not a list or an array
+            value = checked_number(value, x.dtype, "setitem")
         value = Tensor._from_op(xp.asarray(value, dtype=x.dtype))
     target_shape = x.array[idx].shape
     extra = value.ndim - len(target_shape)

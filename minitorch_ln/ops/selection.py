@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, refuse_complex
+from .fill_values import checked_number
 from .shape import unbroadcast
 
 __all__ = ["clamp", "clamp_max", "clamp_min", "masked_fill", "maximum", "minimum", "where"]
@@ -71,7 +72,12 @@ class Clamp(Function):
             ctx.mask &= x >= lo
         if hi is not None:
             ctx.mask &= x <= hi
-        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)
+        y = xp.clip(x, lo, hi).astype(x.dtype, copy=False)
+        # PyTorch keeps x where no bound applies (x < lo ? lo : x), so clamp(-0.0, min=0) is -0.0; NumPy's clip
+        # gives the bound's +0 there (its maximum path, float32/64). Only a zero bound with lo <= 0 <= hi meets it
+        if 0 in (lo, hi) and (lo is None or lo <= 0) and (hi is None or hi >= 0) and (at := x == 0).any():
+            y = xp.where(at, x, y)
+        return y
 
     @staticmethod
     def backward(ctx, dy):
@@ -88,8 +94,8 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     for bound in (min, max):  # the result type as PyTorch's: an integer tensor with a float bound is float
-        if bound is not None and not isinstance(bound, Tensor) and x.dtype.kind in "biu":
-            x = promote(x, bound, "clamp")[0]
+        if bound is not None and not isinstance(bound, Tensor):
+            x = _bound_type(x, bound)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:
@@ -120,14 +126,21 @@ def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002 - PyTorch's argument 
         TypeError: ``input`` is not a Tensor, or ``min`` is None.
     """
     _check_bound_args(input, min, "clamp_min", "min")
-    return clamp(input, min, None) if isinstance(min, Tensor) else ClampMin.apply(input, min, None)
+    if isinstance(min, Tensor):
+        return clamp(input, min, None)
+    return ClampMin.apply(_bound_type(input, min), min, None)  # tensor([1, 5]).clamp_min(0.5): float32, as PyTorch
 
 
 def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
     """``min(input, max)`` elementwise (``torch.clamp_max``): ``clamp(input, max=max)``; the gradient
     passes where ``input <= max``. Raises TypeError as :func:`clamp_min`."""
     _check_bound_args(input, max, "clamp_max", "max")
-    return clamp(input, None, max) if isinstance(max, Tensor) else ClampMax.apply(input, None, max)
+    return clamp(input, None, max) if isinstance(max, Tensor) else ClampMax.apply(_bound_type(input, max), None, max)
+
+
+def _bound_type(x: Tensor, bound) -> Tensor:
+    """``x`` in PyTorch's result type of ``x`` and a number bound: an integer ``x`` with a float bound is float."""
+    return promote(x, bound, "clamp")[0] if x.dtype.kind in "biu" else x
 
 
 def _check_bound_args(input, bound, op: str, name: str) -> None:  # noqa: A002
@@ -240,19 +253,16 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
         raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
     broadcast_shape(x.shape, m.shape, "masked_fill")  # raises unless they broadcast; the result takes the broadcast
     # shape, as PyTorch's (masked_fill_ keeps the tensor's shape: Tensor._inplace refuses a larger result)
-    if (isinstance(value, complex) or isinstance(value, Tensor) and value.dtype.kind == "c") and x.dtype.kind != "c":
-        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: a complex "
-                           "value into a real tensor would drop its imaginary part")
     if isinstance(value, Tensor):
+        if value.dtype.kind == "c" and x.dtype.kind != "c":
+            raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: a complex "
+                               "value into a real tensor would drop its imaginary part")
         if value.ndim != 0:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         value = value.to(x.dtype)
-    else:
-        if x.dtype.kind in "iu" and isinstance(value, numbers.Number) and not isinstance(value, bool):
-            info = np.iinfo(x.dtype)  # NumPy would wrap 1000 into int8's -24: PyTorch refuses
-            if not (isinstance(value, numbers.Integral) or float(value).is_integer()) or not info.min <= value <= info.max:
-                raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without overflow: {value!r}")
-        value = Tensor._from_op(get_array_module(x.array).asarray(value, dtype=x.dtype))
+    else:  # PyTorch's check of the number against x's dtype (ops/fill_values.py): 1000 into int8, None, 1e40 into f32
+        value = Tensor._from_op(get_array_module(x.array).asarray(checked_number(value, x.dtype, "masked_fill"),
+                                                                  dtype=x.dtype))
     m = _mask_on_device(m, isinstance(mask, Tensor), x, "masked_fill")
     return Where.apply(m, value, x)
 
