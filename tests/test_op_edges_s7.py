@@ -158,6 +158,23 @@ def test_relu_keeps_minus_zero_and_nan_and_refuses_bool():
     assert mt.relu(mt.tensor([-3, 4])).tolist() == [0, 4]  # integers keep their dtype, as PyTorch
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_relu_keeps_minus_zero_at_every_array_length_and_position(dt):
+    # ReLU.forward is NumPy's maximum(x, 0) (+0 for -0: its tie gives the second operand) with the -0 entries put
+    # back: checked for the SIMD body and the scalar tail of NumPy's loop (lengths 1..70 and 4097, -0 and NaN at the
+    # ends and the middle) and a non-contiguous input. (maximum(0, x) keeps -0 in one pass but takes NumPy's slower
+    # scalar-first loop: 1.1 ms against 0.85 ms for 2^20 float32.)
+    for n in [*range(1, 71), 4097]:
+        for pos in {0, n // 2, n - 1}:
+            for special in (-0.0, math.nan):
+                a = np.arange(1.0, n + 1.0, dtype=dt) * np.where(np.arange(n) % 2, 1, -1)
+                a[pos] = special
+                for x in (mt.tensor(a), mt.tensor(np.repeat(a, 2))[::2]):
+                    y = mt.relu(x).numpy()
+                    assert np.signbit(y[pos]) if special == 0 else math.isnan(y[pos]), (n, pos, special)
+                    np.testing.assert_array_equal(np.delete(y, pos), np.maximum(np.delete(a, pos), 0))
+
+
 def test_relu_fast_paths_are_the_general_path():
     # the 0-d branch of ReLU.forward against its array branch (same values, sign bits and NaN), and Function.apply's
     # one-tensor path against the general one (a no-op tracer turns it off)
