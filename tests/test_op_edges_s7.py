@@ -271,17 +271,30 @@ def test_alpha_number_fast_path_is_the_general_path():
         assert errs[0] == errs[1]
 
 
-@pytest.mark.xfail(strict=True, reason="add_/sub_ in ops/inplace.py skip alpha's checks (left to that file's owner)")
 def test_inplace_add_alpha_is_checked():
-    with pytest.raises(RuntimeError, match="Boolean alpha"):
-        mt.ones(2).add_(mt.ones(2), alpha=True)
+    # add_/sub_ take add/sub's alpha checks (the alpha == 1 fast path only for the int 1, not True or 1.0)
+    for lib in (mt, torch):
+        with pytest.raises(RuntimeError, match="Boolean alpha"):
+            lib.ones(2).add_(lib.ones(2), alpha=True)
+        with pytest.raises(RuntimeError):
+            lib.ones(2, dtype=lib.int64).sub_(lib.ones(2, dtype=lib.int64), alpha=2.5)
+    assert mt.ones(2).add_(mt.ones(2), alpha=2.5).tolist() == [3.5, 3.5]  # 1 + 2.5·1
+    assert mt.ones(2).sub_(1, alpha=2).tolist() == [-1.0, -1.0]  # 1 - 2·1
+    assert mt.tensor([True]).add_(mt.tensor([True]), alpha=2).dtype == mt.bool
+
+
+def test_fill_refuses_none_and_strings():
+    for lib in (mt, torch):  # fill_(None) wrote NaN
+        for v in (None, "a"):
+            with pytest.raises(TypeError):
+                lib.zeros(2).fill_(v)
 
 
 # ====================================================================================== 4. values written in
 
 
 @pytest.mark.parametrize("write", ["setitem_int", "setitem_slice", "setitem_mask", "setitem_2d", "masked_fill",
-                                   "masked_fill_", "index_fill", "full", "fill"])
+                                   "masked_fill_", "index_fill", "full", "fill", "fill_"])
 def test_numbers_written_into_a_tensor_are_checked_as_torch(write):
     def do(lib, dtype, v):
         t = lib.zeros(3, dtype=getattr(lib, dtype))
@@ -300,6 +313,8 @@ def test_numbers_written_into_a_tensor_are_checked_as_torch(write):
             t = t.index_fill(0, lib.tensor([0, 2]), v)
         elif write == "full":
             t = lib.full((3,), v, dtype=getattr(lib, dtype))
+        elif write == "fill_":
+            t.fill_(v)
         else:
             t = lib.fill(t, v)
         return t.tolist()
@@ -309,7 +324,7 @@ def test_numbers_written_into_a_tensor_are_checked_as_torch(write):
                           ("int8", math.nan, RuntimeError), ("int64", math.inf, RuntimeError),
                           ("float32", 1e40, RuntimeError), ("float32", np.float64(1e40), RuntimeError),
                           ("int8", np.int64(300), RuntimeError), ("float32", 1j, RuntimeError)]:
-        if write == "index_fill" and err is TypeError or write == "fill" and v is None:
+        if write == "index_fill" and err is TypeError or write in ("fill", "fill_") and v is None:
             continue  # PyTorch's argument parser words these (the class is the same)
         for lib in (mt, torch):
             with pytest.raises(err):

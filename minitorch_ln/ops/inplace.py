@@ -28,6 +28,7 @@ from .elementwise import add, div, mul, pow, sub  # noqa: A004 - PyTorch's name
 from .selection import clamp, masked_fill, where
 from .shape import broadcast_to
 from ._util import _wrap_int
+from .fill_values import checked_number
 
 _NUMBERS = (int, float)  # exact types: a bool or a NumPy scalar takes the general path
 _F16 = np.dtype(np.float16)
@@ -119,14 +120,14 @@ class _InPlace:
         return self
 
     def add_(self, other, alpha=1):
-        if alpha == 1 and (done := _number_inplace(self, "add_", "add", other)) is not None:
+        if type(alpha) is int and alpha == 1 and (done := _number_inplace(self, "add_", "add", other)) is not None:
             return done
-        return self._inplace("add_", lambda s: add(s, _scaled(other, alpha)), other)
+        return self._inplace("add_", lambda s: add(s, other, alpha=alpha), other)  # add checks alpha (alpha_scaled)
 
     def sub_(self, other, alpha=1):
-        if alpha == 1 and (done := _number_inplace(self, "sub_", "subtract", other)) is not None:
+        if type(alpha) is int and alpha == 1 and (done := _number_inplace(self, "sub_", "subtract", other)) is not None:
             return done
-        return self._inplace("sub_", lambda s: sub(s, _scaled(other, alpha)), other)
+        return self._inplace("sub_", lambda s: sub(s, other, alpha=alpha), other)
 
     def mul_(self, other):
         if (done := _number_inplace(self, "mul_", "multiply", other)) is not None:
@@ -227,6 +228,7 @@ class _InPlace:
             if value.numel() != 1:
                 raise ShapeError(f"fill_ expects a number or a 1-element tensor, got shape {tuple(value.shape)}")
             value = value.item()
+        value = checked_number(value, self.array.dtype, "fill_")  # None, str, out of range: PyTorch's errors
         return self._overwrite("fill_", lambda arr: arr.fill(value))
 
     def zero_(self):
@@ -334,8 +336,3 @@ def _check_result_dtype(what: str, result_dtype, target_dtype) -> None:
         )
 
 
-def _scaled(other, alpha):
-    """``alpha * other`` for ``add_``/``sub_``; plain arithmetic when ``other`` is a number."""
-    if alpha == 1:
-        return other
-    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
