@@ -290,7 +290,7 @@ def require_float(x: Tensor, op: str) -> None:
     if not hasattr(x, "dtype"):  # a string, a list: PyTorch's TypeError, not an AttributeError from below
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if not backend.is_floating(x.dtype):
-        raise TypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
+        raise DtypeError(f"{op}: expected a floating point tensor (float16, float32 or float64), got {x.dtype}")
 
 
 def float_input(x: Tensor, op: str, complex_ok: bool = False) -> Tensor:

@@ -3,7 +3,8 @@
 None of these has a gradient: their results are integer or bool tensors, which never require grad.
 Operands promote as in PyTorch (:func:`promote`): an int32 tensor with a Python int stays int32, a
 bool tensor with a Python int becomes int64, uint8 with int8 gives int16. Floating point operands
-raise TypeError (PyTorch: ``RuntimeError: "bitwise_and_cpu" not implemented for 'Float'``).
+raise DtypeError, a TypeError and a RuntimeError (PyTorch: ``RuntimeError: "bitwise_and_cpu" not implemented
+for 'Float'``).
 Shifts follow PyTorch where C leaves them undefined: a shift by a negative amount or by at least
 the bit width gives 0 to the left, and 0 or -1 (the sign, spread) to the right.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import get_array_module
+from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote
 
@@ -29,7 +31,7 @@ def _int_operands(a, b, op: str, kinds: str):
     broadcast_shape(a.shape, b.shape, op)
     if a.dtype.kind not in kinds:
         want = "integer or bool" if "b" in kinds else "integer"
-        raise TypeError(f"{op}: not implemented for dtype {a.dtype}: expected {want} tensors")
+        raise DtypeError(f"{op}: not implemented for dtype {a.dtype}: expected {want} tensors")
     if a.device != b.device and a.ndim and b.ndim:
         raise RuntimeError(f"{op}: expected all tensors on the same device, but found tensors on {a.device} and {b.device}")
     return a.array, b.array
@@ -64,7 +66,7 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"bitwise_not: expected a Tensor, got {type(input).__name__}")
     if input.dtype.kind not in "biu":
-        raise TypeError(f"bitwise_not: not implemented for dtype {input.dtype}: expected an integer or bool tensor")
+        raise DtypeError(f"bitwise_not: not implemented for dtype {input.dtype}: expected an integer or bool tensor")
     return _result(~input.array)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 from .. import backend
+from ..errors import DtypeError
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..kernels.scatter import scatter_add
@@ -87,7 +88,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     """
     if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
         got = input.dtype if isinstance(input, Tensor) else type(input).__name__
-        raise TypeError(f"embedding: input must be an integer tensor of token ids (int64), got {got}")
+        raise DtypeError(f"embedding: input must be an integer tensor of token ids (int64), got {got}")
     if not isinstance(weight, Tensor) or weight.ndim != 2:
         got = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
         raise TypeError(f"embedding: weight must be a 2-D tensor (num_embeddings, embedding_dim), got {got}")

@@ -19,7 +19,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
 from ..autograd.views import make_view
-from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
+from ..errors import DtypeError, IndexOutOfRangeError, OptionError, ShapeError
 from ..tensor import Tensor
 from ._util import axis_alias, normalize_dim
 from .conversion import cast
@@ -332,7 +332,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     if isinstance(split_size_or_sections, numbers.Integral):
         step = int(split_size_or_sections)
         if step <= 0:
-            raise ValueError(f"split: split_size must be a positive integer, got {step}")
+            raise OptionError(f"split: split_size must be a positive integer, got {step}")
         sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
@@ -356,7 +356,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
     """Split into ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (fewer when that covers it, as PyTorch)."""
     if not isinstance(chunks, numbers.Integral) or chunks <= 0:
-        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
+        raise OptionError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     d = normalize_dim(dim, input.ndim, "chunk")
     n = input.shape[d]
     step = max(-(-n // chunks), 1)
