@@ -1,0 +1,33 @@
+"""Bad input that PyTorch reports as RuntimeError (or its subclass NotImplementedError) is catchable as RuntimeError
+here too: PyTorch code writes ``except RuntimeError``. minitorch_ln's errors are also the Python class a reader
+expects (``DtypeError`` is a TypeError, ``ShapeError``/``OptionError`` a ValueError: minitorch_ln/errors.py), so
+code written for either catches them. Each case runs under both libraries."""
+
+from __future__ import annotations
+
+import pytest
+
+import minitorch_ln as mt
+
+torch = pytest.importorskip("torch")
+
+CASES = {
+    "std of an int tensor": lambda m: m.arange(3).std(),
+    "softmax of an int tensor": lambda m: m.arange(3).softmax(0),
+    "bitwise_and of floats": lambda m: m.ones(2) & m.ones(2),
+    "bitwise_not of a float": lambda m: m.bitwise_not(m.ones(2)),
+    "embedding with float ids": lambda m: m.nn.functional.embedding(m.tensor([1.0]), m.ones(4, 3)),
+    "split of size 0": lambda m: m.ones(4).split(0),
+    "chunk into 0": lambda m: m.ones(4).chunk(0),
+    "gelu of ints": lambda m: m.nn.functional.gelu(m.ones(2, dtype=m.int64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_pytorch_runtime_errors_are_runtime_errors_here(name):
+    fn = CASES[name]
+    with pytest.raises(RuntimeError):
+        fn(torch)
+    with pytest.raises(RuntimeError) as info:
+        fn(mt)
+    assert str(info.value)  # a message, naming what was expected and what came (checked by eye in the op's tests)
