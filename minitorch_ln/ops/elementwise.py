@@ -1,9 +1,8 @@
 """Elementwise ops: arithmetic (``add``, ``sub``, ``mul``, ``div``, ``neg``, ``pow``) and unary math (``exp``, ``log``, ``sqrt``, ``rsqrt``, ``abs``, ``sin``, ``cos``, ``erf``).
 
-Activations are in ``activation.py``, ``where``/``maximum``/``clamp`` in ``selection.py``, comparisons
-in ``comparison.py``. Each op is a ``Function`` (forward on arrays with ``xp``, backward in Tensor ops) followed by the
-public function that applies it. Binary ops broadcast; their backward hands each input a gradient
-of the broadcast shape, and :func:`unbroadcast` sums it back to the input's shape.
+Activations are in ``activation.py``, ``where``/``maximum``/``clamp`` in ``selection.py``, comparisons in ``comparison.py``.
+Each op is a ``Function`` (forward on arrays with ``xp``, backward in Tensor ops) then its public function. Binary ops
+broadcast; their backward hands each input a broadcast-shape gradient that :func:`unbroadcast` sums to its shape.
 """
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ from ..autograd.function import Function
 from ..backend import get_array_module
 from ..tensor import Tensor
 from ._fperr import Quiet
-from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, number_operands, promote,
-                    refuse_bool_neg)
-from ._util import no_bool, refuse_bool_sub, zero_d_opmath_operands
+from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, no_bool, number_operands,
+                    promote, refuse_bool_neg, refuse_bool_sub, zero_d_opmath_operands)
 from .autocast_policies import autocast
 from .complex_math import Sgn
 from .complex_parts import cj
@@ -151,9 +149,7 @@ def div(a, b) -> Tensor:
         return Div.apply(*fast)
     if (opmath := zero_d_opmath_operands(a, b)) is not None:  # half-precision tensor / 0-d float32/64 tensor
         return Div.apply(*opmath)
-    a, b = promote(a, b, "div")
-    if not backend.is_floating(a.dtype) and a.dtype.kind != "c":
-        a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
+    a, b = promote(a, b, "div", true_div=True)  # ints divide as floats of their own values (uint8 / 256)
     broadcast_shape(a.array.shape, b.array.shape, "div")
     return Div.apply(a, b)
 
