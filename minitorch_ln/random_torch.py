@@ -43,7 +43,15 @@ def _real(dtype, what: str) -> np.dtype:
     if dt.kind == "c":
         raise TypeError(f"{what}: random draws into complex tensors are not supported (got {dt}); draw the real "
                         "and imaginary parts as float tensors and combine them with complex()")
+    if dt.kind in "biu":  # zeros or truncated draws would be silently wrong: PyTorch's NotImplementedError
+        kernel = "check_uniform_bounds" if what == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_NAMES.get(dt, dt)}\' ({what} draws '
+                                  f"need a floating point dtype, got {dt})")
     return dt
+
+
+_TORCH_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.uint8): "Byte", np.dtype(np.int8): "Char",
+                np.dtype(np.int16): "Short", np.dtype(np.int32): "Int", np.dtype(np.int64): "Long"}
 
 
 def is_torch_stream(rng) -> bool:
@@ -212,6 +220,8 @@ def normal(rng, shape, dtype, mean=0.0, std=1.0, contiguous=True) -> np.ndarray:
 
     ``contiguous=False`` (``normal_`` on a strided view) takes the scalar path at any size, as PyTorch.
     """
+    if not std >= 0.0:  # a negative std would give negated draws; NaN is refused too
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     dt = _real(dtype, "normal")
     if not is_torch_stream(rng):
         return (rng.standard_normal(shape, dtype=np.float64) * std + mean).astype(dt)

@@ -113,3 +113,131 @@ def test_rounding_division_by_a_number_that_wraps_to_zero_raises_as_torch():
             mt.tensor(x) // n
     # hand-worked: 250 // (300 mod 256 = 44) = 5, 250 % 44 = 30
     assert (mt.tensor(U8) // 300).tolist() == [0, 5] and (mt.tensor(U8) % 300).tolist() == [3, 30]
+
+
+# ================================================================ 2. PyTorch's legacy constructors
+
+LEGACY = {
+    "Tensor([1, 2])": lambda lib: lib.Tensor([1, 2]),
+    "Tensor([True])": lambda lib: lib.Tensor([True]),
+    "Tensor([[1, 2], [3, 4]])": lambda lib: lib.Tensor([[1, 2], [3, 4]]),
+    "Tensor((2, 3))": lambda lib: lib.Tensor((2, 3)),
+    "Tensor([np.float64(1.5)])": lambda lib: lib.Tensor([np.float64(1.5)]),
+    "Tensor([300, 1e40])": lambda lib: lib.Tensor([300, 1e40]),
+    "Tensor()": lambda lib: lib.Tensor(),
+    "Tensor([])": lambda lib: lib.Tensor([]),
+    "Tensor(0)": lambda lib: lib.Tensor(0),
+    "Tensor([1, 2], device='cpu')": lambda lib: lib.Tensor([1, 2], device="cpu"),
+    "Tensor(tensor([1, 2]))": lambda lib: lib.Tensor(lib.tensor([1, 2])),
+    "FloatTensor([1, 2])": lambda lib: lib.FloatTensor([1, 2]),
+    "DoubleTensor([1, 2])": lambda lib: lib.DoubleTensor([1, 2]),
+    "LongTensor([1.7, -2.7])": lambda lib: lib.LongTensor([1.7, -2.7]),
+    "LongTensor(np.array([1.5]))": lambda lib: lib.LongTensor(np.array([1.5])),
+    "IntTensor([[1, 2], [3, 4]])": lambda lib: lib.IntTensor([[1, 2], [3, 4]]),
+    "BoolTensor([2, 0])": lambda lib: lib.BoolTensor([2, 0]),
+    "ByteTensor([255, 0, -1])": lambda lib: lib.ByteTensor([255, 0, -1]),
+    "CharTensor([127, -128])": lambda lib: lib.CharTensor([127, -128]),
+    "HalfTensor([1, 2])": lambda lib: lib.HalfTensor([1, 2]),
+    "DoubleTensor()": lambda lib: lib.DoubleTensor(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_legacy_constructors_from_data_match_torch(name):
+    ours, theirs = LEGACY[name](mt), LEGACY[name](torch)
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "") and tuple(ours.shape) == tuple(theirs.shape)
+    assert_close(ours, theirs, ours.dtype, name)
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.Tensor(3), lambda lib: lib.Tensor(2, 3), lambda lib: lib.Tensor(2, 0),
+                                  lambda lib: lib.Tensor(lib.Size([2, 3])), lambda lib: lib.Tensor(np.int64(3)),
+                                  lambda lib: lib.FloatTensor(2, 3), lambda lib: lib.IntTensor(2),
+                                  lambda lib: lib.LongTensor(lib.Size([2]))])
+def test_legacy_constructors_from_sizes_give_the_shape_and_dtype_of_torch(make):
+    ours, theirs = make(mt), make(torch)  # PyTorch's memory is uninitialised: only shape and dtype compare
+    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert not ours.numpy().any()  # ours: zeros (the docstring says so)
+
+
+def test_legacy_tensor_hand_worked_and_still_a_tensor():
+    # Tensor(3) is a length-3 float32 tensor, not the 0-d int64 tensor holding 3 it used to be
+    t = mt.Tensor(3)
+    assert t.shape == (3,) and t.dtype == mt.float32 and isinstance(t, mt.Tensor)
+    assert mt.Tensor([1, 2]).tolist() == [1.0, 2.0] and mt.Tensor([1, 2]).dtype == mt.float32
+    assert isinstance(mt.LongTensor([1]), mt.Tensor) and isinstance(mt.tensor([1]), mt.LongTensor)
+    assert not isinstance(mt.tensor([1.0]), mt.LongTensor)
+    # a subclass (Parameter) and minitorch_ln's own keywords keep the array constructor
+    p = mt.nn.Parameter(mt.Tensor(2, 3))
+    assert p.dtype == mt.float32 and p.shape == (2, 3)
+    a = np.arange(3.0)  # float64
+    w = mt.Tensor(a, requires_grad=True)
+    assert w.dtype == mt.float64 and np.shares_memory(w.array, a)
+    assert mt.Tensor([1, 2], dtype=mt.int64).dtype == mt.int64
+
+
+def test_legacy_constructor_refusals_match_torch():
+    cases = [(lambda lib: lib.Tensor(2.5), TypeError), (lambda lib: lib.Tensor(True), TypeError),
+             (lambda lib: lib.Tensor(-1), RuntimeError), (lambda lib: lib.Tensor(2, 3.0), TypeError),
+             (lambda lib: lib.Tensor("ab"), TypeError), (lambda lib: lib.Tensor([[1, 2], [3]]), ValueError),
+             (lambda lib: lib.FloatTensor(lib.tensor([1, 2])), TypeError),
+             (lambda lib: lib.ByteTensor([300]), RuntimeError), (lambda lib: lib.LongTensor([float("nan")]), RuntimeError),
+             (lambda lib: lib.LongTensor([2**63]), ValueError)]
+    for make, cls in cases:
+        with pytest.raises(cls):
+            make(torch)
+        with pytest.raises(cls):
+            make(mt)
+
+
+def test_tensor_with_an_integer_dtype_refuses_python_values_out_of_range_as_torch():
+    values = [-1, -128, -129, -255, -256, 127, 128, 255, 256, 300, 2**15, 2**31, 300.5, -1.5, -200.0, 1e10,
+              float("inf"), float("nan"), True, 1.5]
+    for dt in ("uint8", "int8", "int16", "int32", "int64"):
+        for v in values:
+            try:
+                want = torch.tensor([v], dtype=getattr(torch, dt)).tolist()
+            except RuntimeError:
+                with pytest.raises(RuntimeError, match="without overflow"):
+                    mt.tensor([v], dtype=getattr(mt, dt))
+                continue
+            assert mt.tensor([v], dtype=getattr(mt, dt)).tolist() == want, (dt, v)
+    # hand-worked: 300 used to wrap to 300 - 256 = 44; -1 is uint8 255 in PyTorch (ints down to -255 wrap)
+    with pytest.raises(RuntimeError, match="uint8"):
+        mt.tensor([300], dtype=mt.uint8)
+    assert mt.tensor([-1], dtype=mt.uint8).tolist() == [255]
+
+
+# ================================================================ 3. random draws need a float dtype; std >= 0
+
+RANDOM_INT = [
+    lambda lib: lib.randn(2, dtype=lib.int64), lambda lib: lib.rand(2, dtype=lib.int64),
+    lambda lib: lib.rand(2, dtype=lib.bool), lambda lib: lib.randn(2, dtype=lib.uint8),
+    lambda lib: lib.randn_like(lib.tensor([1, 2])), lambda lib: lib.rand_like(lib.tensor([1, 2])),
+    lambda lib: lib.tensor([1, 2]).normal_(), lambda lib: lib.tensor([1, 2]).uniform_(),
+    lambda lib: lib.tensor([True]).uniform_(), lambda lib: lib.normal(0.0, 1.0, (2,), dtype=lib.int64),
+]
+
+
+@pytest.mark.parametrize("i", range(len(RANDOM_INT)))
+def test_random_draws_into_integer_dtypes_raise_not_implemented_as_torch(i):
+    with pytest.raises(NotImplementedError) as theirs:
+        RANDOM_INT[i](torch)
+    with pytest.raises(NotImplementedError) as ours:
+        RANDOM_INT[i](mt)
+    assert str(theirs.value) in str(ours.value)  # the same kernel and dtype names
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.tensor([1.0, 2.0]).normal_(0, -1),
+                                  lambda lib: lib.tensor([1, 2]).normal_(0, -1),
+                                  lambda lib: lib.nn.init.normal_(lib.zeros(2), 0, -1),
+                                  lambda lib: lib.normal(0.0, -1.0, (2,))])
+def test_normal_with_a_negative_std_raises_as_torch(make):
+    with pytest.raises(RuntimeError, match="normal expects std >= 0.0"):
+        make(torch)
+    with pytest.raises(RuntimeError, match="normal expects std >= 0.0"):
+        make(mt)  # it used to return the draws negated
+
+
+def test_normal_with_std_zero_is_the_mean():
+    mt.manual_seed(0)
+    assert mt.zeros(3).normal_(2.5, 0).tolist() == [2.5, 2.5, 2.5]  # mean + 0·z
