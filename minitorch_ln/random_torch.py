@@ -31,7 +31,7 @@ from .mt19937 import CPUGenerator
 
 __all__ = ["uniform", "normal", "random_from_to", "random_default", "random_full_64", "randperm",
            "exponential", "bernoulli_scalar", "bernoulli_tensor", "multinomial", "cauchy", "log_normal",
-           "geometric", "is_torch_stream"]
+           "geometric", "is_torch_stream", "in_memory_order"]
 
 _F32 = np.float32
 
@@ -62,6 +62,16 @@ def is_torch_stream(rng) -> bool:
 def _xp(rng):
     """The array module of a generator that is not the CPU's torch stream (NumPy's or CuPy's)."""
     return __import__("cupy") if type(rng).__module__.startswith("cupy") else np
+
+
+def in_memory_order(arr, draw):
+    """``draw(shape, perm)`` for the strided view ``arr``, in the order PyTorch's in-place fills walk it (memory
+    order: its axes by decreasing stride, ``perm``), returned in ``arr``'s logical order: ``x.t().normal_()``
+    gets the draws of the untransposed memory, as PyTorch. Contiguous ``arr``: ``draw(arr.shape, identity)``."""
+    perm = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]) if arr.shape[d] > 1 else 0)
+    if arr.flags.c_contiguous or perm == sorted(perm):
+        return draw(tuple(arr.shape), tuple(range(arr.ndim)))
+    return draw(tuple(arr.shape[d] for d in perm), tuple(perm)).transpose(np.argsort(perm))
 
 
 def _numel(shape) -> int:

@@ -241,3 +241,53 @@ def test_normal_with_a_negative_std_raises_as_torch(make):
 def test_normal_with_std_zero_is_the_mean():
     mt.manual_seed(0)
     assert mt.zeros(3).normal_(2.5, 0).tolist() == [2.5, 2.5, 2.5]  # mean + 0·z
+
+
+# ================================================================ 4. in-place draws into a strided view: memory order
+
+STRIDED_FILLS = {
+    "t().normal_()": lambda lib: lib.empty(3, 4).t().normal_(),
+    "t().normal_() 20x20 (16-block path size)": lambda lib: lib.empty(20, 20).t().normal_(),
+    "t().uniform_()": lambda lib: lib.empty(3, 4).t().uniform_(),
+    "t().bernoulli_()": lambda lib: lib.empty(3, 4).t().bernoulli_(),
+    "t().bernoulli_(p tensor)": lambda lib: lib.empty(3, 4).t().bernoulli_(lib.rand(4, 3)),
+    "t().exponential_()": lambda lib: lib.empty(3, 4).t().exponential_(),
+    "t().random_()": lambda lib: lib.empty(3, 4).t().random_(),
+    "t().random_(10)": lambda lib: lib.empty(3, 4).t().random_(10),
+    "int64 t().random_()": lambda lib: lib.empty(3, 4, dtype=lib.int64).t().random_(),
+    "t().cauchy_()": lambda lib: lib.empty(3, 4).t().cauchy_(),
+    "t().log_normal_()": lambda lib: lib.empty(3, 4).t().log_normal_(),
+    "t().geometric_(0.3)": lambda lib: lib.empty(3, 4).t().geometric_(0.3),
+    "init.normal_(t())": lambda lib: lib.nn.init.normal_(lib.empty(8, 9).t()),
+    "init.uniform_(t())": lambda lib: lib.nn.init.uniform_(lib.empty(3, 4).t()),
+    "init.trunc_normal_(t())": lambda lib: lib.nn.init.trunc_normal_(lib.empty(3, 4).t()),
+    "init.trunc_normal_(t()) rejection": lambda lib: lib.nn.init.trunc_normal_(lib.empty(3, 4).t(), a=2.5, b=3.0),
+    "init.xavier_uniform_(t())": lambda lib: lib.nn.init.xavier_uniform_(lib.empty(3, 4).t()),
+    "init.kaiming_normal_(t())": lambda lib: lib.nn.init.kaiming_normal_(lib.empty(3, 4).t()),
+    "permute(2, 0, 1).normal_()": lambda lib: lib.empty(2, 3, 4).permute(2, 0, 1).normal_(),
+    "permute(1, 2, 0).uniform_()": lambda lib: lib.empty(2, 3, 4).permute(1, 2, 0).uniform_(),
+    "[:, ::2].normal_() (not permuted)": lambda lib: lib.empty(4, 6)[:, ::2].normal_(),
+    "[:, ::2].t().uniform_()": lambda lib: lib.empty(4, 6)[:, ::2].t().uniform_(),
+    "transpose with a size-1 axis": lambda lib: lib.empty(4, 1, 3).transpose(0, 2).uniform_(),
+    "tracked: (t() * 1).normal_()": lambda lib: (lib.zeros(3, 4, requires_grad=True).t() * 1).normal_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRIDED_FILLS))
+def test_inplace_draws_into_a_strided_view_match_torch_at_a_seed(name):
+    torch.manual_seed(0)
+    theirs = STRIDED_FILLS[name](torch)
+    mt.manual_seed(0)
+    ours = STRIDED_FILLS[name](mt)
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert_close(ours, theirs.detach(), ours.dtype, name, rtol=0.0, atol=0.0)  # the same stream: bit for bit
+
+
+def test_a_transposed_fill_is_the_transpose_of_the_contiguous_fill():
+    # hand-worked: PyTorch writes memory in order, so filling x.t() gives x's own draws, seen transposed
+    mt.manual_seed(3)
+    plain = mt.empty(3, 4).normal_()
+    mt.manual_seed(3)
+    base = mt.empty(3, 4)
+    base.t().normal_()
+    assert np.array_equal(base.numpy(), plain.numpy())

@@ -231,16 +231,18 @@ class _InPlace:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
         rng = rng_for(generator, self.device)
 
-        def write(arr):
-            arr[...] = random_torch.uniform(rng, self.shape, self.dtype, a, b)
+        def write(arr):  # in memory order, as PyTorch (x.t().uniform_())
+            arr[...] = random_torch.in_memory_order(self.array,
+                                                    lambda s, _: random_torch.uniform(rng, s, self.dtype, a, b))
 
         return self._overwrite("uniform_", write)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         rng = rng_for(generator, self.device)
 
-        def write(arr):  # PyTorch's 16-at-a-time path needs a contiguous tensor
-            arr[...] = random_torch.normal(rng, self.shape, self.dtype, mean, std, contiguous=self.is_contiguous())
+        def write(arr):  # PyTorch's 16-at-a-time path needs a contiguous tensor; memory order (x.t().normal_())
+            arr[...] = random_torch.in_memory_order(self.array, lambda s, _: random_torch.normal(
+                rng, s, self.dtype, mean, std, contiguous=self.is_contiguous()))
 
         return self._overwrite("normal_", write)
 
