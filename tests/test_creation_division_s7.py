@@ -291,3 +291,72 @@ def test_a_transposed_fill_is_the_transpose_of_the_contiguous_fill():
     base = mt.empty(3, 4)
     base.t().normal_()
     assert np.array_equal(base.numpy(), plain.numpy())
+
+
+# ================================================================ 5. arange / linspace / logspace: PyTorch's arithmetic
+
+ARANGE = [(0, 1, 0.1), (-1, 1, 0.3), (10.0, 0, -0.7), (1, 2.5, 0.1), (0, 100, 0.37), (-5, 5, 0.013), (0.1, 50, 0.7),
+          (3, 1e4, 1.1), (16777216, 16777220, 1), (0, 1, 1 / 3), (-2.5, 3, 1), (0, 3.5, 1), (0.5, 3, 1), (0, 5, 1.5)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int16"])
+@pytest.mark.parametrize("args", ARANGE, ids=str)
+def test_arange_matches_torch_bit_for_bit(args, dtype):
+    if dtype.startswith("int") and int(args[2]) == 0:
+        pytest.skip("a step that truncates to 0: see test_arange_integer_dtype_with_a_zero_step_raises")
+    if dtype == "float16" and max(abs(args[0]), abs(args[1])) > 6e4:
+        pytest.skip("past float16's range")
+    compare_with_torch(lambda: mt.arange(*args, dtype=getattr(mt, dtype)),
+                       lambda: torch.arange(*args, dtype=getattr(torch, dtype)), [], rtol=0.0, atol=0.0)
+
+
+def test_arange_hand_worked_values_and_dtypes():
+    # element 9 is float32(0 + 0.1·9 in double) = float32(0.9) = 0.89999998; the float32 sum 0.1f·9 is 0.90000004
+    assert mt.arange(0, 1, 0.1)[9].item() == float(np.float32(0.9))
+    # -1 + 0.3·2 = -0.4 in double, then float32(-0.4); the float32 sum gave -0.39999998
+    assert mt.arange(-1, 1, 0.3)[2].item() == float(np.float32(-0.4))
+    for make in (lambda lib: lib.arange(lib.tensor(3)), lambda lib: lib.arange(lib.tensor(1), 5),
+                 lambda lib: lib.arange(lib.tensor(1.5)), lambda lib: lib.arange(1, lib.tensor(4.0)),
+                 lambda lib: lib.arange(np.int32(3)), lambda lib: lib.arange(True)):
+        compare_with_torch(lambda: make(mt), lambda: make(torch), [], rtol=0.0, atol=0.0)
+    # an int64 dtype truncates the bounds first: arange(-2.5, 3) runs -2 .. 2 (5 values), not 6
+    assert mt.arange(-2.5, 3, dtype=mt.int64).tolist() == [-2, -1, 0, 1, 2]
+
+
+def test_arange_refusals():
+    for args, kw, cls in [((0, 3, 0.5), {"dtype": "int64"}, ValueError), ((0, 3, 0), {}, RuntimeError),
+                          ((0, 3, -1), {}, RuntimeError), ((0, float("inf")), {}, RuntimeError),
+                          ((0, 3), {"dtype": "bool"}, NotImplementedError)]:
+        with pytest.raises(cls):
+            torch.arange(*args, **{k: getattr(torch, v) for k, v in kw.items()})
+        with pytest.raises(cls):
+            mt.arange(*args, **{k: getattr(mt, v) for k, v in kw.items()})
+    with pytest.raises(TypeError):
+        mt.arange(mt.tensor([1, 2]))
+
+
+def test_arange_integer_dtype_with_a_zero_step_raises():
+    # deviation: PyTorch fills int32 with zeros here ([0, 0, 0, 0, 0, 0]); a clear error instead
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        mt.arange(0, 3, 0.5, dtype=mt.int32)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+@pytest.mark.parametrize("args", [(-1, 1, 7), (0.1, 0.9, 9), (1, 1e8, 7), (0, 1, 31), (0.1, 7.3, 100), (-3, 5.5, 1000),
+                                  (0, 1, 10), (2.5, -1.25, 9), (0, 1, 1)], ids=str)
+def test_linspace_and_logspace_match_torch_bit_for_bit(args, dtype):
+    if dtype == "float16" and abs(args[1]) > 6e4:
+        pytest.skip("past float16's range")
+    compare_with_torch(lambda: mt.linspace(*args, dtype=getattr(mt, dtype)),
+                       lambda: torch.linspace(*args, dtype=getattr(torch, dtype)), [], rtol=0.0, atol=0.0)
+    if abs(args[1]) < 20 and dtype != "float16":
+        compare_with_torch(lambda: mt.logspace(*args, base=2.0, dtype=getattr(mt, dtype)),
+                           lambda: torch.logspace(*args, base=2.0, dtype=getattr(torch, dtype)), [], rtol=0.0, atol=0.0)
+
+
+def test_linspace_hand_worked_middle_value():
+    # linspace(-1, 1, 7)[3] counts down from 1: 1 - step·3 with step = float32(2/6) = 0.33333334, fused: the exact
+    # product 1.0000000298 leaves -2.98e-8 (an unfused float32 product rounds to 1.0 and gives 0)
+    step = np.float32(2) / np.float32(6)
+    assert mt.linspace(-1, 1, 7)[3].item() == float(np.float32(1.0 - float(step) * 3))
+    assert mt.linspace(-1, 1, 7)[3].item() != 0.0

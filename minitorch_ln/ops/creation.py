@@ -18,10 +18,10 @@ from .. import backend, random_torch
 from ..errors import DtypeError
 from ..tensor import Tensor
 from .generator import rng_for
+from .ranges import arange, linspace, logspace  # noqa: F401 - arange, linspace, logspace live in ranges.py
 
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace", "logspace",
-    "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
+    "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
     "zeros_like"
 ]
 
@@ -79,30 +79,6 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(lambda xp, s, d: xp.eye(n, m, dtype=d), (), dtype, device, requires_grad)
-
-
-def _check_range(start, end, step) -> None:
-    """PyTorch's refusals of ``arange``: a zero step, an infinite or NaN bound, a step pointing away from
-    ``end`` (each a RuntimeError naming the values; NumPy would divide by zero or return an empty range)."""
-    vals = [float(v.item() if isinstance(v, Tensor) else v) for v in (start, end, step)]
-    if not all(np.isfinite(vals)):
-        raise RuntimeError(f"arange: unsupported range: {vals[0]} -> {vals[1]} (bounds and step must be finite)")
-    if vals[2] == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (vals[1] - vals[0]) * vals[2] < 0:
-        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign (start={vals[0]}, "
-                           f"end={vals[1]}, step={vals[2]})")
-
-
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments, else float32."""
-    if end is None:
-        start, end = 0, start
-    _check_range(start, end, step)
-    if dtype is None:
-        is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-        dtype = np.int64 if is_int else backend.default_float_dtype()
-    return _make(lambda xp, s, d: xp.arange(start, end, step, dtype=d), (), dtype, device, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -204,58 +180,6 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
         low, high = 0, low
     return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
                    device=device or input.device, requires_grad=requires_grad)
-
-
-def _ramp(start, end, steps, dtype, device, what):
-    """PyTorch's linspace arithmetic: the first half counts up from ``start``, the second down from ``end``."""
-    for name, v in (("start", start), ("end", end)):
-        if isinstance(v, Tensor):
-            if v.numel() != 1:
-                raise RuntimeError(f"{what}(): argument '{name}' must be a number or a 0-d tensor, got shape "
-                                   f"{tuple(v.shape)}")
-    start, end = (float(v.item()) if isinstance(v, Tensor) else float(v) for v in (start, end))
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
-        raise TypeError(f"{what}(): argument 'steps' must be int, not {type(steps).__name__}")
-    if steps < 0:
-        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
-    dtype = np.dtype(dtype)
-    exact = backend.is_floating(dtype) or dtype.kind == "c"  # complex: real bounds on the real axis, never truncated
-    if not exact:  # as PyTorch: integer bounds first (linspace(2.5, -1.25, 9, dtype=int64) runs 2 .. -1)
-        start, end = float(math.trunc(start)), float(math.trunc(end))
-    xp, dev = _xp_for(device)
-    calc = (np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype) if exact else np.dtype(np.float64)
-    idx = xp.arange(steps, dtype=calc)  # (steps,)
-    step = calc.type((end - start) / (steps - 1)) if steps > 1 else calc.type(0)
-    up = calc.type(start) + step * idx
-    down = calc.type(end) - step * (steps - 1 - idx)
-    return xp.where((idx < steps // 2) | (steps == 1), up, down), dev  # one step: start, as PyTorch
-
-
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive, shape ``(steps,)``.
-
-    float32 by default (also for integer bounds); an integer ``dtype`` truncates, as PyTorch.
-
-    Raises:
-        RuntimeError: ``steps < 0``. TypeError: a non-integer ``steps``.
-    """
-    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
-    ramp, dev = _ramp(start, end, steps, dt, device, "linspace")
-    return Tensor(_on(dev, lambda: ramp.astype(dt)), requires_grad=requires_grad)
-
-
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``base ** linspace(start, end, steps)``, shape ``(steps,)``; float32 by default (an integer ``dtype``
-    truncates ``start`` and ``end`` first, then the powers, as PyTorch).
-
-    Raises:
-        as :func:`linspace`.
-    """
-    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
-    ramp, dev = _ramp(start, end, steps, dt, device, "logspace")  # float64 for an integer dtype
-    calc = ramp.dtype.type
-    with np.errstate(over="ignore", invalid="ignore"):  # powers past an integer dtype wrap, as PyTorch's
-        return Tensor(_on(dev, lambda: (calc(base) ** ramp).astype(dt)), requires_grad=requires_grad)
 
 
 def _on(dev, fn):
