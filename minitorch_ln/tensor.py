@@ -341,6 +341,8 @@ def _to_array(data, dtype=None, device=None):
     xp = backend.get_array_module(data)
     data = np.asarray(data) if isinstance(data, np.generic) else data  # np.float64(1.5) stays float64, as PyTorch
     if xp is np and not isinstance(data, np.ndarray):
+        if dt is None and isinstance(data, (list, tuple)):  # NumPy scalars or tensors inside: their dtypes promoted
+            dt = tensor_legacy.sequence_dtype(data)  # None for Python numbers only ([np.float64(1.5), 2]: float64)
         if isinstance(data, (list, tuple)) and _contains_tensor(data):
             data = [_to_array(d) for d in data]
             data = np.stack([backend.to_device(d, "cpu") for d in data]) if data else np.array([])

@@ -10,6 +10,7 @@ results with ``Tensor._from_op``, which never comes here.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -89,6 +90,65 @@ def check_int_range(arr, dtype) -> None:
     if bad:
         raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype)} without overflow (got values in "
                            f"[{arr.min()}, {arr.max()}], expected [{lo}, {hi}])")
+
+
+_PYTHON_TYPES = frozenset({float, int, bool, list, tuple})
+
+
+def sequence_dtype(data):
+    """The dtype PyTorch infers for nested lists ``data`` that hold NumPy scalars or tensors (``infer_scalar_type``:
+    the promotion of every element's own dtype, a Python float counting as the default float dtype, an int as
+    int64): ``[np.float64(1.5), 2]`` is float64, ``[np.int32(1)]`` int32, ``[np.float16(1), 2.0]`` float32.
+    None when every element is a Python number (the caller's rules apply)."""
+    kinds = set()
+
+    def walk(seq):
+        types = set(map(type, seq))
+        kinds.update(t for t in types if t not in (list, tuple))
+        if types & {list, tuple}:
+            for x in seq:
+                if type(x) in (list, tuple):
+                    walk(x)
+        if not types <= _PYTHON_TYPES:
+            for x in seq:
+                if isinstance(x, np.generic) or hasattr(type(x), "_legacy_constructor"):
+                    found.append(backend.as_dtype(x.dtype))
+
+    found: list = []
+    walk(data)
+    if not found:
+        return None
+    python = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: backend.default_float_dtype(),
+              complex: backend.default_complex_dtype()}
+    out = found[0]
+    for dt in found[1:] + [python[t] for t in kinds if t in python]:
+        out = backend.result_dtype(out, False, dt, False)
+    return out
+
+
+_FLOAT_MAX = {2: {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}, 4: {"float32": 3.4028234663852886e38}}
+
+
+def checked_scalar(value, dtype, check_half: bool = True):
+    """A Python number ``value`` converted to a NumPy scalar of ``dtype`` as PyTorch's ``c10::checked_convert``
+    does (``full``, ``fill_``): RuntimeError for a value the dtype cannot hold (``full(.., 300, dtype=uint8)``,
+    NaN or 1e10 into int32, 1e39 into float32; ``check_half=False``: float16/bfloat16 overflow to inf, as
+    PyTorch's ``full``), never a wrapped, clamped or truncated-to-garbage number. An int may be negative down to
+    ``-max`` for an unsigned dtype and wraps (``-1`` is uint8 255), as PyTorch; a float truncates toward zero."""
+    dt = np.dtype(dtype)
+    if dt.kind in "iu" and not isinstance(value, (bool, np.bool_)):
+        if isinstance(value, numbers.Integral) and not -(2**63) <= int(value) < 2**64:
+            raise RuntimeError(f"value cannot be converted to type {dt} without overflow (got {value})")
+        check_int_range(np.asarray(value if isinstance(value, numbers.Integral) else float(value)), dt)
+    elif dt.kind == "f" or (dt.itemsize == 2 and dt.kind == "V"):  # bfloat16 is kind 'V'
+        fmax = _FLOAT_MAX.get(dt.itemsize, {}).get(dt.name)
+        if fmax is not None and (check_half or dt.itemsize > 2) and not isinstance(value, (bool, np.bool_)):
+            v = float(value.real if isinstance(value, complex) else value)
+            if math.isfinite(v) and abs(v) > fmax:
+                raise RuntimeError(f"value cannot be converted to type {dt} without overflow (got {value}, "
+                                   f"largest finite {fmax:g})")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(value).astype(dt)[()]
 
 
 class LegacyTypeMeta(type):

@@ -261,7 +261,7 @@ STRIDED_FILLS = {
     "init.normal_(t())": lambda lib: lib.nn.init.normal_(lib.empty(8, 9).t()),
     "init.uniform_(t())": lambda lib: lib.nn.init.uniform_(lib.empty(3, 4).t()),
     "init.trunc_normal_(t())": lambda lib: lib.nn.init.trunc_normal_(lib.empty(3, 4).t()),
-    "init.trunc_normal_(t()) rejection": lambda lib: lib.nn.init.trunc_normal_(lib.empty(3, 4).t(), a=2.5, b=3.0),
+    "init.trunc_normal_(t()) rejection": lambda lib: lib.nn.init.trunc_normal_(lib.empty(3, 4).t(), a=1.5, b=3.0),
     "init.xavier_uniform_(t())": lambda lib: lib.nn.init.xavier_uniform_(lib.empty(3, 4).t()),
     "init.kaiming_normal_(t())": lambda lib: lib.nn.init.kaiming_normal_(lib.empty(3, 4).t()),
     "permute(2, 0, 1).normal_()": lambda lib: lib.empty(2, 3, 4).permute(2, 0, 1).normal_(),
@@ -360,3 +360,102 @@ def test_linspace_hand_worked_middle_value():
     step = np.float32(2) / np.float32(6)
     assert mt.linspace(-1, 1, 7)[3].item() == float(np.float32(1.0 - float(step) * 3))
     assert mt.linspace(-1, 1, 7)[3].item() != 0.0
+
+
+# ================================================================ 6. dtypes and checked values of full / tensor / randint
+
+FULL = {
+    "full([2], tensor(3))": lambda lib: lib.full([2], lib.tensor(3)),
+    "full([2], tensor(True))": lambda lib: lib.full([2], lib.tensor(True)),
+    "full([2], tensor(3, uint8))": lambda lib: lib.full([2], lib.tensor(3, dtype=lib.uint8)),
+    "full([2], tensor(3.0, float64))": lambda lib: lib.full([2], lib.tensor(3.0, dtype=lib.float64)),
+    "full([2], np.int32(3))": lambda lib: lib.full([2], np.int32(3)),
+    "full(-1, uint8)": lambda lib: lib.full((2,), -1, dtype=lib.uint8),
+    "full(2.5, int64)": lambda lib: lib.full((2,), 2.5, dtype=lib.int64),
+    "full(1e10, float16)": lambda lib: lib.full((1,), 1e10, dtype=lib.float16),
+    "full(inf)": lambda lib: lib.full((1,), float("inf")),
+    "full(1e39, float64)": lambda lib: lib.full((1,), 1e39, dtype=lib.float64),
+    "full(2**63, float32)": lambda lib: lib.full((1,), 2**63, dtype=lib.float32),
+    "full(3.7, bool)": lambda lib: lib.full((2,), 3.7, dtype=lib.bool),
+    "fill_(-1) uint8": lambda lib: lib.zeros(2, dtype=lib.uint8).fill_(-1),
+    "fill_(tensor(300)) uint8 wraps": lambda lib: lib.zeros(2, dtype=lib.uint8).fill_(lib.tensor(300)),
+    "fill_(2.7) int32": lambda lib: lib.zeros(2, dtype=lib.int32).fill_(2.7),
+    "tensor([np.float64(1.5), 2])": lambda lib: lib.tensor([np.float64(1.5), 2]),
+    "tensor([np.float32(1.5), 2.0])": lambda lib: lib.tensor([np.float32(1.5), 2.0]),
+    "tensor([np.float16(1.5), 2.0])": lambda lib: lib.tensor([np.float16(1.5), 2.0]),
+    "tensor([np.int32(1)])": lambda lib: lib.tensor([np.int32(1)]),
+    "tensor([np.int16(1), np.int8(2)])": lambda lib: lib.tensor([np.int16(1), np.int8(2)]),
+    "tensor([[np.float64(1.5)], [2.0]])": lambda lib: lib.tensor([[np.float64(1.5)], [2.0]]),
+    "tensor([np.uint8(3), -1])": lambda lib: lib.tensor([np.uint8(3), -1]),
+    "tensor([np.int64(1), 2.5])": lambda lib: lib.tensor([np.int64(1), 2.5]),
+    "tensor([np.float64(1), 1+2j])": lambda lib: lib.tensor([np.float64(1), 1 + 2j]),
+    "tensor([tensor(1.5, float64), 2.0])": lambda lib: lib.tensor([lib.tensor(1.5, dtype=lib.float64), 2.0]),
+    "tensor([tensor(1, int32), tensor(2, int32)])": lambda lib: lib.tensor([lib.tensor(1, dtype=lib.int32)] * 2),
+    "tensor([1, 2.5, True])": lambda lib: lib.tensor([1, 2.5, True]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_full_and_tensor_dtypes_and_values_match_torch(name):
+    compare_with_torch(lambda: FULL[name](mt), lambda: FULL[name](torch), [])
+
+
+FULL_REFUSED = {
+    "full(300, uint8)": lambda lib: lib.full((2,), 300, dtype=lib.uint8),
+    "full(-256, uint8)": lambda lib: lib.full((2,), -256, dtype=lib.uint8),
+    "full(128, int8)": lambda lib: lib.full((2,), 128, dtype=lib.int8),
+    "full(nan, int64)": lambda lib: lib.full((2,), float("nan"), dtype=lib.int64),
+    "full(inf, int32)": lambda lib: lib.full((2,), float("inf"), dtype=lib.int32),
+    "full(1e10, int32)": lambda lib: lib.full((2,), 1e10, dtype=lib.int32),
+    "full(255.9, uint8)": lambda lib: lib.full((1,), 255.9, dtype=lib.uint8),
+    "full(-0.5, uint8)": lambda lib: lib.full((1,), -0.5, dtype=lib.uint8),
+    "full(1e39)": lambda lib: lib.full((1,), 1e39),
+    "full(2**63)": lambda lib: lib.full((1,), 2**63),
+    "full(tensor(300), uint8)": lambda lib: lib.full((2,), lib.tensor(300), dtype=lib.uint8),
+    "full_like(uint8, 300)": lambda lib: lib.full_like(lib.zeros(2, dtype=lib.uint8), 300),
+    "new_full(300, uint8)": lambda lib: lib.zeros(2).new_full((2,), 300, dtype=lib.uint8),
+    "fill_(300) uint8": lambda lib: lib.zeros(2, dtype=lib.uint8).fill_(300),
+    "fill_(nan) int64": lambda lib: lib.zeros(2, dtype=lib.int64).fill_(float("nan")),
+    "fill_(1e39) float32": lambda lib: lib.zeros(2).fill_(1e39),
+    "fill_(1e10) float16": lambda lib: lib.zeros(2, dtype=lib.float16).fill_(1e10),
+    "tensor([300], uint8)": lambda lib: lib.tensor([300], dtype=lib.uint8),
+    "tensor(300, uint8)": lambda lib: lib.tensor(300, dtype=lib.uint8),
+    "tensor([nan], int64)": lambda lib: lib.tensor([float("nan")], dtype=lib.int64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FULL_REFUSED))
+def test_values_a_dtype_cannot_hold_are_runtime_errors_as_torch(name):
+    with pytest.raises(RuntimeError, match="without overflow"):
+        FULL_REFUSED[name](torch)
+    with pytest.raises(RuntimeError):
+        FULL_REFUSED[name](mt)  # they used to wrap (300 -> 44), give INT64_MIN for NaN, or raise OverflowError
+
+
+def test_full_hand_worked():
+    # the fill's own kind gives the dtype: a 0-d int64 tensor 3 -> int64 [3, 3] (was float32 [3.0, 3.0])
+    out = mt.full([2], mt.tensor(3))
+    assert out.dtype == mt.int64 and out.tolist() == [3, 3]
+    # -1 is uint8 255 (2**8 - 1), as PyTorch; 300 is refused (it wrapped to 300 - 256 = 44)
+    assert mt.full((2,), -1, dtype=mt.uint8).tolist() == [255, 255]
+    with pytest.raises(TypeError):
+        mt.full([2], mt.tensor([3]))
+
+
+@pytest.mark.parametrize("make, cls", [(lambda lib: lib.randint(0.5, 2.5, (3,)), TypeError),
+                                       (lambda lib: lib.randint(3.0, (3,)), TypeError),
+                                       (lambda lib: lib.randint(0, 3.0, (3,)), TypeError),
+                                       (lambda lib: lib.randint(0, 2**63, (3,)), ValueError)])
+def test_randint_refuses_float_and_oversized_bounds_as_torch(make, cls):
+    with pytest.raises(cls):
+        make(torch)
+    with pytest.raises(cls):
+        make(mt)  # randint(0.5, 2.5) used to truncate to randint(0, 2)
+
+
+def test_randint_at_the_int64_edges_matches_torch():
+    for args in ((0, 2**63 - 1, (3,)), (-(2**63), 0, (3,))):
+        torch.manual_seed(0)
+        theirs = torch.randint(*args)
+        mt.manual_seed(0)
+        compare_with_torch(lambda: mt.randint(*args), lambda: theirs, [])

@@ -15,8 +15,9 @@ import numbers
 import numpy as np
 
 from .. import backend, random_torch
-from ..errors import DtypeError
+from ..errors import DtypeError, OptionError
 from ..tensor import Tensor
+from ..tensor_legacy import checked_scalar
 from .generator import rng_for
 from .ranges import arange, linspace, logspace  # noqa: F401 - arange, linspace, logspace live in ranges.py
 
@@ -64,7 +65,20 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    if dtype is None and isinstance(fill_value, bool):
+    """A tensor of shape ``size`` holding ``fill_value`` (a number or a 0-d tensor) everywhere.
+
+    dtype: ``dtype``, else the fill's kind as PyTorch (bool → bool, int → int64, float → the default float,
+    complex → the default complex; a 0-d tensor fill by its dtype's kind: ``full([2], tensor(3))`` is int64).
+    Raises RuntimeError for a value ``dtype`` cannot hold (``full((2,), 300, dtype=uint8)``, NaN into an int
+    dtype, 1e39 into float32; float16/bfloat16 overflow to inf, as PyTorch), DtypeError for a complex value with
+    an imaginary part into a real dtype, TypeError for a tensor fill with dimensions.
+    """
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim != 0:
+            raise TypeError(f"full(): argument 'fill_value' must be a number or a 0-d tensor, not a tensor of shape "
+                            f"{tuple(fill_value.shape)}")
+        fill_value = fill_value.item()
+    if dtype is None and isinstance(fill_value, (bool, np.bool_)):
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, numbers.Integral):
         dtype = np.int64
@@ -74,7 +88,10 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         elif backend.as_dtype(dtype).kind != "c" and fill_value.imag != 0:
             raise DtypeError(f"full: value {fill_value!r} cannot be converted to {backend.as_dtype(dtype)} without "
                              "losing its imaginary part")
-    return _make(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
+    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
+    fill = checked_scalar(fill_value.real if dt.kind != "c" and isinstance(fill_value, complex) else fill_value,
+                          dt, check_half=False)
+    return _make(lambda xp, s, d: xp.full(s, fill, dtype=d), (size,), dt, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -126,10 +143,14 @@ def _check_int_range(low, high, dt) -> None:
 
 
 def _int_bound(v, what):
+    """An int bound of ``randint``: a float (``randint(0.5, 2.5)``, which truncated before) is PyTorch's
+    TypeError, one past int64 its ValueError (also a RuntimeError here: ``OptionError``)."""
     if isinstance(v, Tensor):
         v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"randint(): argument '{what}' must be an int, got {type(v).__name__}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"randint(): argument '{what}' must be int, not {type(v).__name__}")
+    if not -(2**63) <= int(v) < 2**63:
+        raise OptionError(f"randint(): Overflow when unpacking long long: {what}={v} does not fit in int64")
     return int(v)
 
 

@@ -20,6 +20,7 @@ from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled
 from ..autograd.views import alias, check_view_inplace, check_writable, rebase_history
 from ..autograd.function import _set_history
 from ..tensor import Tensor
+from ..tensor_legacy import checked_scalar
 from .conversion import cast
 from .generator import rng_for
 from .bitwise import bitwise_and, bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor
@@ -220,7 +221,10 @@ class _InPlace:
         if isinstance(value, Tensor):
             if value.numel() != 1:
                 raise ShapeError(f"fill_ expects a number or a 1-element tensor, got shape {tuple(value.shape)}")
-            value = value.item()
+            with np.errstate(over="ignore", invalid="ignore"):  # a tensor's value is cast (wraps), as PyTorch
+                value = backend.to_device(value.array, "cpu").reshape(()).astype(self.dtype)[()]
+        else:  # a number is checked, as PyTorch: fill_(300) into uint8 is a RuntimeError, not 44
+            value = checked_scalar(value, self.dtype)
         return self._overwrite("fill_", lambda arr: arr.fill(value))
 
     def zero_(self):
