@@ -162,7 +162,8 @@ class LegacyTypeMeta(type):
         return hasattr(type(obj), "_legacy_constructor") and obj.dtype == cls.dtype and obj.device.type == "cpu"
 
 
-_LEGACY_TYPES = {"FloatTensor": np.float32, "DoubleTensor": np.float64, "HalfTensor": np.float16, "LongTensor": np.int64,
+_LEGACY_TYPES = {"FloatTensor": np.float32, "DoubleTensor": np.float64, "HalfTensor": np.float16,
+                 "LongTensor": np.int64,
                  "IntTensor": np.int32, "ShortTensor": np.int16, "CharTensor": np.int8, "ByteTensor": np.uint8,
                  "BoolTensor": np.bool_}
 

@@ -459,3 +459,42 @@ def test_randint_at_the_int64_edges_matches_torch():
         theirs = torch.randint(*args)
         mt.manual_seed(0)
         compare_with_torch(lambda: mt.randint(*args), lambda: theirs, [])
+
+
+# ================================================================ 7. *_like keep the input's stride order (preserve_format)
+
+LIKE = {
+    "zeros_like(t())": lambda lib: lib.zeros_like(lib.empty(3, 4).t()),
+    "ones_like([:, ::2])": lambda lib: lib.ones_like(lib.empty(3, 4)[:, ::2]),
+    "empty_like([:, ::2].t())": lambda lib: lib.empty_like(lib.empty(3, 4)[:, ::2].t()).zero_(),
+    "full_like(t(), 7)": lambda lib: lib.full_like(lib.empty(3, 4).t(), 7),
+    "zeros_like(t(), int64)": lambda lib: lib.zeros_like(lib.empty(3, 4).t(), dtype=lib.int64),
+    "zeros_like(size-1 axis transposed)": lambda lib: lib.zeros_like(lib.empty(4, 1, 3).transpose(0, 2)),
+    "zeros_like(expanded)": lambda lib: lib.zeros_like(lib.empty(3, 1).expand(3, 4)),
+    "randn_like(t())": lambda lib: lib.randn_like(lib.empty(3, 4).t()),
+    "randn_like(t()) 20x20": lambda lib: lib.randn_like(lib.empty(20, 20).t()),
+    "randn_like(t(), float64)": lambda lib: lib.randn_like(lib.empty(3, 4).t(), dtype=lib.float64),
+    "randn_like([:, ::2])": lambda lib: lib.randn_like(lib.empty(4, 6)[:, ::2]),
+    "rand_like(permute(2, 0, 1))": lambda lib: lib.rand_like(lib.empty(2, 3, 4).permute(2, 0, 1)),
+    "randint_like(t(), 10)": lambda lib: lib.randint_like(lib.empty(3, 4).t(), 10),
+    "randint_like(t(), 3, 10)": lambda lib: lib.randint_like(lib.empty(3, 4).t(), 3, 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIKE))
+def test_like_factories_keep_the_stride_order_and_draw_in_memory_order(name):
+    torch.manual_seed(0)
+    theirs = LIKE[name](torch)
+    mt.manual_seed(0)
+    ours = LIKE[name](mt)
+    assert tuple(ours.stride()) == tuple(theirs.stride()), (ours.stride(), theirs.stride())
+    compare_with_torch(lambda: ours, lambda: theirs, [], rtol=0.0, atol=0.0)
+
+
+def test_randn_like_of_a_transpose_is_the_transposed_draw():
+    # hand-worked: empty_like(x.t()) has x's memory layout, and normal_ fills memory in order
+    mt.manual_seed(5)
+    plain = mt.randn(3, 4)
+    mt.manual_seed(5)
+    like = mt.randn_like(mt.empty(3, 4).t())
+    assert np.array_equal(like.numpy(), plain.numpy().T) and like.stride() == (1, 4)

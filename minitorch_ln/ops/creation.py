@@ -22,7 +22,8 @@ from .generator import rng_for
 from .ranges import arange, linspace, logspace  # noqa: F401 - arange, linspace, logspace live in ranges.py
 
 __all__ = [
-    "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
+    "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "ones", "ones_like", "rand",
+    "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
     "zeros_like"
 ]
 
@@ -199,8 +200,14 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape, dtype and device."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
+    if (arr := _layout_of(input, dtype, device)) is None:
+        return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
+                       device=device or input.device, requires_grad=requires_grad)
+    low, high = _int_bound(low, "low"), _int_bound(high, "high")  # input's layout, memory order: empty_like().random_()
+    _check_int_range(low, high, arr.dtype)
+    rng = rng_for(generator, input.device)
+    arr[...] = random_torch.in_memory_order(arr, lambda s, _: random_torch.random_from_to(rng, s, arr.dtype, low, high))
+    return Tensor(arr, requires_grad=requires_grad)
 
 
 def _on(dev, fn):
@@ -210,11 +217,34 @@ def _on(dev, fn):
     return fn()
 
 
-def _like(fn, t, dtype, device, requires_grad, *args):
-    return fn(*args, t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+def _layout_of(t, dtype, device):
+    """An uninitialised array of ``t``'s shape laid out in ``t``'s stride order (PyTorch's default
+    ``memory_format=torch.preserve_format``: ``zeros_like(x.t()).stride()`` is ``(1, 4)``), or None where that
+    is C order anyway or the result goes to another device (then the plain factory)."""
+    if t.array.flags.c_contiguous or (device is not None and backend.device(device) != t.device):
+        return None
+    return backend.get_array_module(t.array).empty_like(t.array, dtype=backend.as_dtype(dtype or t.dtype))
+
+
+def _like(fn, t, dtype, device, requires_grad):
+    out = fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+    if (arr := _layout_of(t, dtype, device)) is None:
+        return out
+    arr[...] = out.array  # a constant: the same values in t's layout
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def _drawn_like(t, dtype, device, requires_grad, draw, plain):
+    """``empty_like(t).<fill>_()`` as PyTorch: the draws go into ``t``'s layout in memory order."""
+    arr = _layout_of(t, dtype, device)
+    if arr is None or arr.dtype.kind == "c":
+        return plain()
+    arr[...] = random_torch.in_memory_order(arr, lambda s, _: draw(s, arr.dtype, arr.flags.c_contiguous))
+    return Tensor(arr, requires_grad=requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros of ``t``'s shape (and dtype, device, and stride order, as PyTorch's ``preserve_format``)."""
     return _like(zeros, t, dtype, device, requires_grad)
 
 
@@ -227,17 +257,24 @@ def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return rand(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+    """``rand`` of ``t``'s shape, dtype, device and layout, drawn in memory order (``empty_like(t).uniform_()``)."""
+    return _drawn_like(t, dtype, device, requires_grad,
+                       lambda s, d, _: random_torch.uniform(rng_for(generator, t.device), s, d),
+                       lambda: rand(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
+                                    requires_grad=requires_grad))
 
 
 def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return randn(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
-                 requires_grad=requires_grad)
+    """``randn`` of ``t``'s shape, dtype, device and layout, drawn in memory order (``empty_like(t).normal_()``:
+    ``randn_like(x.t())`` holds the draws of ``randn`` of the untransposed shape, transposed, as PyTorch)."""
+    return _drawn_like(t, dtype, device, requires_grad,
+                       lambda s, d, c: random_torch.normal(rng_for(generator, t.device), s, d, contiguous=c),
+                       lambda: randn(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
+                                     requires_grad=requires_grad))
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+    return _like(lambda shape, **kw: full(shape, fill_value, **kw), t, dtype, device, requires_grad)
 
 
 # ==================================================================================================
