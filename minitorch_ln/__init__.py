@@ -21,6 +21,8 @@ from .ops.out_variants import with_out as _with_out  # noqa: E402
 div = _with_out(_div_rounding, "div")
 divide = _with_out(_div_rounding, "divide")
 from .tensor import Tensor, tensor  # noqa: E402
+from .tensor_legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,  # noqa: E402
+                            IntTensor, LongTensor, ShortTensor)
 from .size import Size  # noqa: E402
 from .tensor_str import set_printoptions  # noqa: E402
 from .dtypes import bfloat16, can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: E402

@@ -31,7 +31,7 @@ from .mt19937 import CPUGenerator
 
 __all__ = ["uniform", "normal", "random_from_to", "random_default", "random_full_64", "randperm",
            "exponential", "bernoulli_scalar", "bernoulli_tensor", "multinomial", "cauchy", "log_normal",
-           "geometric", "is_torch_stream"]
+           "geometric", "is_torch_stream", "in_memory_order"]
 
 _F32 = np.float32
 
@@ -43,7 +43,15 @@ def _real(dtype, what: str) -> np.dtype:
     if dt.kind == "c":
         raise TypeError(f"{what}: random draws into complex tensors are not supported (got {dt}); draw the real "
                         "and imaginary parts as float tensors and combine them with complex()")
+    if dt.kind in "biu":  # zeros or truncated draws would be silently wrong: PyTorch's NotImplementedError
+        kernel = "check_uniform_bounds" if what == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_NAMES.get(dt, dt)}\' ({what} draws '
+                                  f"need a floating point dtype, got {dt})")
     return dt
+
+
+_TORCH_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.uint8): "Byte", np.dtype(np.int8): "Char",
+                np.dtype(np.int16): "Short", np.dtype(np.int32): "Int", np.dtype(np.int64): "Long"}
 
 
 def is_torch_stream(rng) -> bool:
@@ -54,6 +62,16 @@ def is_torch_stream(rng) -> bool:
 def _xp(rng):
     """The array module of a generator that is not the CPU's torch stream (NumPy's or CuPy's)."""
     return __import__("cupy") if type(rng).__module__.startswith("cupy") else np
+
+
+def in_memory_order(arr, draw):
+    """``draw(shape, perm)`` for the strided view ``arr``, in the order PyTorch's in-place fills walk it (memory
+    order: its axes by decreasing stride, ``perm``), returned in ``arr``'s logical order: ``x.t().normal_()``
+    gets the draws of the untransposed memory, as PyTorch. Contiguous ``arr``: ``draw(arr.shape, identity)``."""
+    perm = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]) if arr.shape[d] > 1 else 0)
+    if arr.flags.c_contiguous or perm == sorted(perm):
+        return draw(tuple(arr.shape), tuple(range(arr.ndim)))
+    return draw(tuple(arr.shape[d] for d in perm), tuple(perm)).transpose(np.argsort(perm))
 
 
 def _numel(shape) -> int:
@@ -212,6 +230,8 @@ def normal(rng, shape, dtype, mean=0.0, std=1.0, contiguous=True) -> np.ndarray:
 
     ``contiguous=False`` (``normal_`` on a strided view) takes the scalar path at any size, as PyTorch.
     """
+    if not std >= 0.0:  # a negative std would give negated draws; NaN is refused too
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     dt = _real(dtype, "normal")
     if not is_torch_stream(rng):
         return (rng.standard_normal(shape, dtype=np.float64) * std + mean).astype(dt)

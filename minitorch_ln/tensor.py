@@ -24,10 +24,17 @@ from .errors import OptionError, ShapeError
 from .size import Size, _size
 from .tensor_str import tensor_repr
 from .tensor_protocols import TensorProtocols
+from . import tensor_legacy
 
 
-class Tensor(TensorProtocols):
+class Tensor(TensorProtocols, metaclass=tensor_legacy.TensorMeta):
     """An n-dimensional array that can record the operations applied to it.
+
+    ``Tensor(data, requires_grad=False, dtype=None, device=None)`` wraps an array (or a Tensor's array) as it
+    is, keeping its dtype. PyTorch's legacy forms build a default-float-dtype tensor instead, as PyTorch
+    (``tensor_legacy.py``): ``Tensor([1, 2])`` float32 ``[1., 2.]``, ``Tensor(2, 3)`` zeros of shape
+    ``(2, 3)`` (uninitialised in PyTorch), ``Tensor()`` shape ``(0,)``. Deviation: ``Tensor(ndarray)`` keeps
+    the array's dtype, where PyTorch converts it to the default float dtype.
 
     Attributes:
         array: the ``numpy.ndarray`` (CPU) or ``cupy.ndarray`` (GPU) holding the values: the raw
@@ -47,6 +54,7 @@ class Tensor(TensorProtocols):
     """
 
     __array_priority__ = 1000  # so that ndarray + Tensor calls Tensor.__radd__
+    _legacy_constructor = True  # Tensor(...) itself, not a subclass, takes PyTorch's legacy forms (tensor_legacy.py)
 
     # Defaults read until an instance sets its own: ``_from_op`` (run for every op result) then
     # sets only what differs per tensor.
@@ -351,6 +359,8 @@ def _to_array(data, dtype=None, device=None):
     xp = backend.get_array_module(data)
     data = np.asarray(data) if isinstance(data, np.generic) else data  # np.float64(1.5) stays float64, as PyTorch
     if xp is np and not isinstance(data, np.ndarray):
+        if dt is None and isinstance(data, (list, tuple)):  # NumPy scalars or tensors inside: their dtypes promoted
+            dt = tensor_legacy.sequence_dtype(data)  # None for Python numbers only ([np.float64(1.5), 2]: float64)
         if isinstance(data, (list, tuple)) and _contains_tensor(data):
             data = [_to_array(d) for d in data]
             data = np.stack([backend.to_device(d, "cpu") for d in data]) if data else np.array([])
@@ -376,6 +386,8 @@ def _to_array(data, dtype=None, device=None):
                     f"can't make a tensor from {type(data).__name__} of dtype {arr.dtype}: "
                     "expected numbers, nested lists of numbers or an array"
                 )
+        if dt is not None and dt.kind in "iu":
+            tensor_legacy.check_int_range(arr, dt)  # tensor([300], dtype=uint8): PyTorch's RuntimeError, not 44
         data = arr
     elif dt is None:
         backend.as_dtype(data.dtype)  # validates that the array's dtype is supported
@@ -401,3 +413,6 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     src = data.array if isinstance(data, Tensor) else data
     arr = _to_array(src, dtype, device)
     return Tensor(arr.copy() if arr is src else arr, requires_grad=requires_grad)
+
+
+tensor_legacy._to_array, tensor_legacy._tensor_class = _to_array, Tensor  # for the legacy constructors

@@ -17,7 +17,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "minitorch_ln"
 LAYERS = [
     ("backend", ["backend", "allocator", "errors", "_version", "cuda", "dtypes", "mt19937", "random_torch", "accelerator"]),
     ("kernels", ["kernels"]),
-    ("tensor + autograd", ["tensor", "tensor_protocols", "autograd", "size", "tensor_str"]),
+    ("tensor + autograd", ["tensor", "tensor_legacy", "tensor_protocols", "autograd", "size", "tensor_str"]),
     ("ops", ["ops", "linalg", "special", "fft", "signal", "masked"]),
     ("nn", ["nn"]),
     ("optim", ["optim", "amp", "grad_scaler"]),

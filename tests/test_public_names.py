@@ -12,7 +12,8 @@ import minitorch_ln
 import minitorch_ln.ops
 
 ROOT_NAMES = [
-    "Device", "Generator", "Size", "Tensor", "abs", "acos", "acosh", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "BoolTensor", "ByteTensor", "CharTensor", "Device", "DoubleTensor", "FloatTensor", "Generator", "HalfTensor",
+    "IntTensor", "LongTensor", "ShortTensor", "Size", "Tensor", "abs", "acos", "acosh", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "add", "addmm", "all", "allclose", "amax", "amin", "aminmax",
     "any", "arange", "argmax", "argmin", "argsort", "argwhere", "as_tensor", "asin", "asinh", "atan", "atan2",
     "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "avg_pool1d", "avg_pool2d", "baddbmm",

@@ -17,8 +17,8 @@ from .. import backend
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.grad_mode import set_grad_enabled as _set_grad_enabled
 from ..nn.module import Module
-from ..ops.creation import empty
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor
+from ..tensor_legacy import LEGACY_CONSTRUCTORS  # noqa: F401 - the alias's FloatTensor, ...
 
 DOC = "docs/torch_compat.md"
 
@@ -150,35 +150,7 @@ def _generator_module():
 # ------------------------------------------------------------------------------------------ legacy constructors
 
 
-class _LegacyMeta(type):
-    """``torch.FloatTensor`` and friends: a call builds a tensor of the class's dtype, and
-    ``isinstance(t, torch.FloatTensor)`` checks a CPU tensor's dtype, as in PyTorch."""
-
-    def __call__(cls, *args, device=None):
-        if not args:
-            return empty(0, dtype=cls.dtype, device=device)
-        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-            return empty(*args, dtype=cls.dtype, device=device)  # FloatTensor(2, 3): uninitialised, as PyTorch
-        if len(args) == 1:
-            return tensor(args[0], dtype=cls.dtype, device=device)
-        raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of data, got "
-                        f"{', '.join(type(a).__name__ for a in args)}")
-
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype == cls.dtype and obj.device.type == "cpu"
-
-
-def _legacy(name: str, dtype) -> type:
-    return _LegacyMeta(name, (), {"dtype": np.dtype(dtype), "__doc__": f"torch.{name}: a {np.dtype(dtype)} tensor "
-                                  f"from data (``{name}([1, 2])``) or uninitialised of a shape (``{name}(2, 3)``)."})
-
-
-LEGACY_CONSTRUCTORS = {
-    "FloatTensor": _legacy("FloatTensor", np.float32), "DoubleTensor": _legacy("DoubleTensor", np.float64),
-    "HalfTensor": _legacy("HalfTensor", np.float16), "LongTensor": _legacy("LongTensor", np.int64),
-    "IntTensor": _legacy("IntTensor", np.int32), "BoolTensor": _legacy("BoolTensor", np.bool_),
-    "ByteTensor": _legacy("ByteTensor", np.uint8),
-}
+# FloatTensor, LongTensor, ...: tensor_legacy.py (also minitorch_ln.FloatTensor, ...)
 
 
 # ------------------------------------------------------------------------------------------ device

@@ -59,24 +59,29 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
     raise ValueError(f"unsupported nonlinearity {nonlinearity!r}: expected linear, sigmoid, tanh, relu, leaky_relu or selu")
 
 
-def _fill(t, sample, generator=None):
+def _fill(t, sample, generator=None, memory_order=True):
+    """``t`` filled with ``sample(generator, shape)``: drawn in memory order (``random_torch.in_memory_order``) as
+    PyTorch's in-place draws are, or (``memory_order=False``, a result copied in, as ``orthogonal_``) in ``t``'s
+    logical order."""
     if not backend.is_floating(t.dtype):
         raise TypeError(f"initialization needs a floating point tensor, got dtype {t.dtype}")
     with no_grad():
         xp = backend.get_array_module(t.array)
-        t.array[...] = xp.asarray(sample(_rng_for(generator, t.device))).astype(t.dtype)
+        g = _rng_for(generator, t.device)  # in memory order, as PyTorch (init.normal_(w.t()))
+        vals = random_torch.in_memory_order(t.array, lambda s, _: sample(g, s)) if memory_order else sample(g, t.shape)
+        t.array[...] = xp.asarray(vals).astype(t.dtype)
         t._bump_version()
     return t
 
 
 def uniform_(t, a: float = 0.0, b: float = 1.0, generator=None):
     """Fill ``t`` with draws from U(a, b) (``Tensor.uniform_``)."""
-    return _fill(t, lambda g: random_torch.uniform(g, t.shape, t.dtype, a, b), generator)
+    return _fill(t, lambda g, s: random_torch.uniform(g, s, t.dtype, a, b), generator)
 
 
 def normal_(t, mean: float = 0.0, std: float = 1.0, generator=None):
     """Fill ``t`` with draws from N(mean, std²) (``Tensor.normal_``)."""
-    return _fill(t, lambda g: random_torch.normal(g, t.shape, t.dtype, mean, std, contiguous=t.is_contiguous()),
+    return _fill(t, lambda g, s: random_torch.normal(g, s, t.dtype, mean, std, contiguous=t.is_contiguous()),
                  generator)
 
 
@@ -99,10 +104,10 @@ def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    dt, shape = t.dtype, t.shape
+    dt = t.dtype
     mass = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
 
-    def by_normal(g):
+    def by_normal(g, shape):
         lo, hi = dt.type(a), dt.type(b)
         out = random_torch.normal(g, shape, dt, mean, std, contiguous=t.is_contiguous())  # (*t.shape)
         while True:
@@ -111,7 +116,7 @@ def trunc_normal_(t, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
                 return out
             out = np.where(bad, random_torch.normal(g, shape, dt, mean, std), out)
 
-    def by_rejection(g):
+    def by_rejection(g, shape):
         mode = max(a, min(mean, b))
         log_peak = -0.5 * ((mode - mean) / std) ** 2
 
@@ -204,7 +209,7 @@ def orthogonal_(t, gain: float = 1.0, generator=None):
     rows = t.shape[0]
     cols = t.numel() // rows
 
-    def sample(g):
+    def sample(g, _):
         flat = random_torch.normal(g, (rows, cols), t.dtype)  # (rows, cols)
         xp = backend.get_array_module(t.array)
         flat = xp.asarray(flat)
@@ -216,4 +221,4 @@ def orthogonal_(t, gain: float = 1.0, generator=None):
             q = q.T
         return (q * t.dtype.type(gain)).reshape(t.shape)
 
-    return _fill(t, sample, generator)
+    return _fill(t, sample, generator, memory_order=False)  # PyTorch copies Q into t

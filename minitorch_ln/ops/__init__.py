@@ -20,7 +20,7 @@ from . import (  # the op modules, each with its ``__all__``
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
     reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
     resize, numeric_gradient, histogram_dd, lowrank,
-    grid_samplers, stft,
+    grid_samplers, stft, ranges,
 )
 
 _OP_MODULES = (
@@ -36,7 +36,7 @@ _OP_MODULES = (
     integration, covariance, linalg_torch, matrix_exp, factories, native_norms,
     reshaping_reductions, index_reduce, linalg_lu, linalg_householder, nonzero_static,
     resize, numeric_gradient, histogram_dd, lowrank,
-    grid_samplers, stft,
+    grid_samplers, stft, ranges,
 )
 
 __all__ = []

@@ -63,7 +63,7 @@ def _keepdims_to_keepdim(name: str, kwargs: dict) -> None:
 _NO_WRAP = frozenset({"pow", "where", "maximum", "minimum", "fmax", "fmin", "clamp"})
 
 
-def promote(a, b, op: str):
+def promote(a, b, op: str, true_div: bool = False):
     """Turn the operands of a binary op into Tensors of one dtype, as PyTorch promotes them.
 
     At least one of ``a`` and ``b`` is a Tensor. Python/NumPy scalars and 0-d tensors do not widen a
@@ -73,9 +73,13 @@ def promote(a, b, op: str):
     (``uint8 [1, 2] + 300 -> [45, 46]``, ``int8 * 1000`` wraps); for ``pow``/``where``/``clamp``/
     ``maximum``/``minimum`` it is a RuntimeError, as PyTorch; beyond int64 it is NumPy's OverflowError
     (PyTorch's too). Comparisons widen such a tensor before calling this (``comparison._widen``).
+
+    ``true_div`` (``div``, ``true_divide``): a bool/integer result dtype becomes the default float dtype
+    and each operand is cast to it from its own value, never through the integer dtype (``uint8 / 256``
+    divides by 256.0, not by ``uint8(256) = 0``; ``uint8 / tensor(-7)`` by -7.0), as PyTorch.
     """
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if a_t and b_t and a.array.dtype == b.array.dtype:
+    if a_t and b_t and a.array.dtype == b.array.dtype and not (true_div and a.array.dtype.kind in "biu"):
         return a, b
     if not (a_t or b_t):
         if not (isinstance(a, numbers.Number) and isinstance(b, numbers.Number)):
@@ -117,6 +121,11 @@ def promote(a, b, op: str):
             raise TypeError(f"{op}: unsupported operand of type {type(x).__name__} (NumPy dtype {x_dt}); "
                             "expected a Tensor, a bool/int/float/complex number or a numeric array")
     dt = backend.result_dtype(a_dt, a_sc, b_dt, b_sc, a_is_number=a_num, b_is_number=b_num)
+    if true_div and dt.kind in "biu":
+        dt = backend.default_float_dtype()
+        for x in (a, b):  # as the int dtype would have: PyTorch's OverflowError, not a quiet float
+            if type(x) is int and not -(2**63) <= x < 2**64:
+                raise OverflowError(f"{op}: int too big to convert: {x} is outside [-2**63, 2**64)")
     return _operand(a, a_t, dt, ref, op), _operand(b, b_t, dt, ref, op)
 
 

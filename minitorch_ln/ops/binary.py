@@ -52,10 +52,8 @@ def _operands(a, b, op: str, kinds: str = "biuf", to_float: bool = False):
     """Promote, check the broadcast, reject dtypes outside ``kinds``; ints → float32 if ``to_float``."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
-    a, b = promote(a, b, op)
+    a, b = promote(a, b, op, true_div=to_float)  # ints → float of their own values (uint8 / 256)
     broadcast_shape(a.shape, b.shape, op)
-    if to_float and a.dtype.kind in "biu":
-        a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
     if a.dtype.kind not in kinds and not ("f" in kinds and backend.is_floating(a.dtype)):  # bfloat16: kind 'V'
         names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point", "c": "complex"}
         want = " or ".join(sorted({names[k] for k in kinds}))

@@ -15,13 +15,15 @@ import numbers
 import numpy as np
 
 from .. import backend, random_torch
+from ..errors import OptionError
 from ..tensor import Tensor
 from .fill_values import checked_number
 from .generator import rng_for
+from .ranges import arange, linspace, logspace  # noqa: F401 - arange, linspace, logspace live in ranges.py
 
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace", "logspace",
-    "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
+    "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "ones", "ones_like", "rand",
+    "rand_like", "randint", "randint_like", "randn", "randn_like", "zeros",
     "zeros_like"
 ]
 
@@ -64,7 +66,20 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    if dtype is None and isinstance(fill_value, bool):
+    """A tensor of shape ``size`` holding ``fill_value`` (a number or a 0-d tensor) everywhere.
+
+    dtype: ``dtype``, else the fill's kind as PyTorch (bool → bool, int → int64, float → the default float,
+    complex → the default complex; a 0-d tensor fill by its dtype's kind: ``full([2], tensor(3))`` is int64).
+    Raises RuntimeError for a value ``dtype`` cannot hold (``full((2,), 300, dtype=uint8)``, NaN into an int
+    dtype, 1e39 into float32, a complex value with an imaginary part into a real dtype: ``ops/fill_values.py``;
+    float16/bfloat16 overflow to inf, as PyTorch), TypeError for a tensor fill with dimensions.
+    """
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim != 0:
+            raise TypeError(f"full(): argument 'fill_value' must be a number or a 0-d tensor, not a tensor of shape "
+                            f"{tuple(fill_value.shape)}")
+        fill_value = fill_value.item()
+    if dtype is None and isinstance(fill_value, (bool, np.bool_)):
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, numbers.Integral):
         dtype = np.int64
@@ -77,30 +92,6 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(lambda xp, s, d: xp.eye(n, m, dtype=d), (), dtype, device, requires_grad)
-
-
-def _check_range(start, end, step) -> None:
-    """PyTorch's refusals of ``arange``: a zero step, an infinite or NaN bound, a step pointing away from
-    ``end`` (each a RuntimeError naming the values; NumPy would divide by zero or return an empty range)."""
-    vals = [float(v.item() if isinstance(v, Tensor) else v) for v in (start, end, step)]
-    if not all(np.isfinite(vals)):
-        raise RuntimeError(f"arange: unsupported range: {vals[0]} -> {vals[1]} (bounds and step must be finite)")
-    if vals[2] == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (vals[1] - vals[0]) * vals[2] < 0:
-        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign (start={vals[0]}, "
-                           f"end={vals[1]}, step={vals[2]})")
-
-
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments, else float32."""
-    if end is None:
-        start, end = 0, start
-    _check_range(start, end, step)
-    if dtype is None:
-        is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-        dtype = np.int64 if is_int else backend.default_float_dtype()
-    return _make(lambda xp, s, d: xp.arange(start, end, step, dtype=d), (), dtype, device, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -148,10 +139,14 @@ def _check_int_range(low, high, dt) -> None:
 
 
 def _int_bound(v, what):
+    """An int bound of ``randint``: a float (``randint(0.5, 2.5)``, which truncated before) is PyTorch's
+    TypeError, one past int64 its ValueError (also a RuntimeError here: ``OptionError``)."""
     if isinstance(v, Tensor):
         v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"randint(): argument '{what}' must be an int, got {type(v).__name__}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"randint(): argument '{what}' must be int, not {type(v).__name__}")
+    if not -(2**63) <= int(v) < 2**63:
+        raise OptionError(f"randint(): Overflow when unpacking long long: {what}={v} does not fit in int64")
     return int(v)
 
 
@@ -200,60 +195,14 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape, dtype and device."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
-
-
-def _ramp(start, end, steps, dtype, device, what):
-    """PyTorch's linspace arithmetic: the first half counts up from ``start``, the second down from ``end``."""
-    for name, v in (("start", start), ("end", end)):
-        if isinstance(v, Tensor):
-            if v.numel() != 1:
-                raise RuntimeError(f"{what}(): argument '{name}' must be a number or a 0-d tensor, got shape "
-                                   f"{tuple(v.shape)}")
-    start, end = (float(v.item()) if isinstance(v, Tensor) else float(v) for v in (start, end))
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
-        raise TypeError(f"{what}(): argument 'steps' must be int, not {type(steps).__name__}")
-    if steps < 0:
-        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
-    dtype = np.dtype(dtype)
-    exact = backend.is_floating(dtype) or dtype.kind == "c"  # complex: real bounds on the real axis, never truncated
-    if not exact:  # as PyTorch: integer bounds first (linspace(2.5, -1.25, 9, dtype=int64) runs 2 .. -1)
-        start, end = float(math.trunc(start)), float(math.trunc(end))
-    xp, dev = _xp_for(device)
-    calc = (np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype) if exact else np.dtype(np.float64)
-    idx = xp.arange(steps, dtype=calc)  # (steps,)
-    step = calc.type((end - start) / (steps - 1)) if steps > 1 else calc.type(0)
-    up = calc.type(start) + step * idx
-    down = calc.type(end) - step * (steps - 1 - idx)
-    return xp.where((idx < steps // 2) | (steps == 1), up, down), dev  # one step: start, as PyTorch
-
-
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive, shape ``(steps,)``.
-
-    float32 by default (also for integer bounds); an integer ``dtype`` truncates, as PyTorch.
-
-    Raises:
-        RuntimeError: ``steps < 0``. TypeError: a non-integer ``steps``.
-    """
-    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
-    ramp, dev = _ramp(start, end, steps, dt, device, "linspace")
-    return Tensor(_on(dev, lambda: ramp.astype(dt)), requires_grad=requires_grad)
-
-
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``base ** linspace(start, end, steps)``, shape ``(steps,)``; float32 by default (an integer ``dtype``
-    truncates ``start`` and ``end`` first, then the powers, as PyTorch).
-
-    Raises:
-        as :func:`linspace`.
-    """
-    dt = backend.as_dtype(dtype) if dtype is not None else backend.default_float_dtype()
-    ramp, dev = _ramp(start, end, steps, dt, device, "logspace")  # float64 for an integer dtype
-    calc = ramp.dtype.type
-    with np.errstate(over="ignore", invalid="ignore"):  # powers past an integer dtype wrap, as PyTorch's
-        return Tensor(_on(dev, lambda: (calc(base) ** ramp).astype(dt)), requires_grad=requires_grad)
+    if (arr := _layout_of(input, dtype, device)) is None:
+        return randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
+                       device=device or input.device, requires_grad=requires_grad)
+    low, high = _int_bound(low, "low"), _int_bound(high, "high")  # input's layout, memory order: empty_like().random_()
+    _check_int_range(low, high, arr.dtype)
+    rng = rng_for(generator, input.device)
+    arr[...] = random_torch.in_memory_order(arr, lambda s, _: random_torch.random_from_to(rng, s, arr.dtype, low, high))
+    return Tensor(arr, requires_grad=requires_grad)
 
 
 def _on(dev, fn):
@@ -263,11 +212,34 @@ def _on(dev, fn):
     return fn()
 
 
-def _like(fn, t, dtype, device, requires_grad, *args):
-    return fn(*args, t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+def _layout_of(t, dtype, device):
+    """An uninitialised array of ``t``'s shape laid out in ``t``'s stride order (PyTorch's default
+    ``memory_format=torch.preserve_format``: ``zeros_like(x.t()).stride()`` is ``(1, 4)``), or None where that
+    is C order anyway or the result goes to another device (then the plain factory)."""
+    if t.array.flags.c_contiguous or (device is not None and backend.device(device) != t.device):
+        return None
+    return backend.get_array_module(t.array).empty_like(t.array, dtype=backend.as_dtype(dtype or t.dtype))
+
+
+def _like(fn, t, dtype, device, requires_grad):
+    out = fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+    if (arr := _layout_of(t, dtype, device)) is None:
+        return out
+    arr[...] = out.array  # a constant: the same values in t's layout
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def _drawn_like(t, dtype, device, requires_grad, draw, plain):
+    """``empty_like(t).<fill>_()`` as PyTorch: the draws go into ``t``'s layout in memory order."""
+    arr = _layout_of(t, dtype, device)
+    if arr is None or arr.dtype.kind == "c":
+        return plain()
+    arr[...] = random_torch.in_memory_order(arr, lambda s, _: draw(s, arr.dtype, arr.flags.c_contiguous))
+    return Tensor(arr, requires_grad=requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros of ``t``'s shape (and dtype, device, and stride order, as PyTorch's ``preserve_format``)."""
     return _like(zeros, t, dtype, device, requires_grad)
 
 
@@ -280,17 +252,24 @@ def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return rand(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+    """``rand`` of ``t``'s shape, dtype, device and layout, drawn in memory order (``empty_like(t).uniform_()``)."""
+    return _drawn_like(t, dtype, device, requires_grad,
+                       lambda s, d, _: random_torch.uniform(rng_for(generator, t.device), s, d),
+                       lambda: rand(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
+                                    requires_grad=requires_grad))
 
 
 def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return randn(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
-                 requires_grad=requires_grad)
+    """``randn`` of ``t``'s shape, dtype, device and layout, drawn in memory order (``empty_like(t).normal_()``:
+    ``randn_like(x.t())`` holds the draws of ``randn`` of the untransposed shape, transposed, as PyTorch)."""
+    return _drawn_like(t, dtype, device, requires_grad,
+                       lambda s, d, c: random_torch.normal(rng_for(generator, t.device), s, d, contiguous=c),
+                       lambda: randn(t.shape, generator=generator, dtype=dtype or t.dtype, device=device or t.device,
+                                     requires_grad=requires_grad))
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+    return _like(lambda shape, **kw: full(shape, fill_value, **kw), t, dtype, device, requires_grad)
 
 
 # ==================================================================================================

@@ -1,9 +1,8 @@
 """Elementwise ops: arithmetic (``add``, ``sub``, ``mul``, ``div``, ``neg``, ``pow``) and unary math (``exp``, ``log``, ``sqrt``, ``rsqrt``, ``abs``, ``sin``, ``cos``, ``erf``).
 
-Activations are in ``activation.py``, ``where``/``maximum``/``clamp`` in ``selection.py``, comparisons
-in ``comparison.py``. Each op is a ``Function`` (forward on arrays with ``xp``, backward in Tensor ops) followed by the
-public function that applies it. Binary ops broadcast; their backward hands each input a gradient
-of the broadcast shape, and :func:`unbroadcast` sums it back to the input's shape.
+Activations are in ``activation.py``, ``where``/``maximum``/``clamp`` in ``selection.py``, comparisons in ``comparison.py``.
+Each op is a ``Function`` (forward on arrays with ``xp``, backward in Tensor ops) then its public function. Binary ops
+broadcast; their backward hands each input a broadcast-shape gradient that :func:`unbroadcast` sums to its shape.
 """
 
 from __future__ import annotations
@@ -147,9 +146,7 @@ def div(a, b) -> Tensor:
     """
     if (fast := number_operands(a, b, scalar_opmath=True) or zero_d_opmath_operands(a, b)) is not None:
         return Div.apply(*fast)  # a float tensor and a number; a half-precision one and a 0-d float tensor
-    a, b = promote(a, b, "div")
-    if not backend.is_floating(a.dtype) and a.dtype.kind != "c":
-        a, b = cast(a, backend.default_float_dtype()), cast(b, backend.default_float_dtype())
+    a, b = promote(a, b, "div", true_div=True)  # ints divide as floats of their own values (uint8 / 256)
     broadcast_shape(a.array.shape, b.array.shape, "div")
     return Div.apply(a, b)
 

@@ -227,8 +227,10 @@ class _InPlace:
         if isinstance(value, Tensor):
             if value.numel() != 1:
                 raise ShapeError(f"fill_ expects a number or a 1-element tensor, got shape {tuple(value.shape)}")
-            value = value.item()
-        value = checked_number(value, self.array.dtype, "fill_")  # None, str, out of range: PyTorch's errors
+            with np.errstate(over="ignore", invalid="ignore"):  # a tensor's value is cast (wraps), as PyTorch
+                value = backend.to_device(value.array, "cpu").reshape(()).astype(self.dtype)[()]
+        else:  # a number is checked, as PyTorch's checked_convert: None, str, 300 into uint8 raise
+            value = checked_number(value, self.array.dtype, "fill_")
         return self._overwrite("fill_", lambda arr: arr.fill(value))
 
     def zero_(self):
@@ -239,16 +241,18 @@ class _InPlace:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
         rng = rng_for(generator, self.device)
 
-        def write(arr):
-            arr[...] = random_torch.uniform(rng, self.shape, self.dtype, a, b)
+        def write(arr):  # in memory order, as PyTorch (x.t().uniform_())
+            arr[...] = random_torch.in_memory_order(self.array,
+                                                    lambda s, _: random_torch.uniform(rng, s, self.dtype, a, b))
 
         return self._overwrite("uniform_", write)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         rng = rng_for(generator, self.device)
 
-        def write(arr):  # PyTorch's 16-at-a-time path needs a contiguous tensor
-            arr[...] = random_torch.normal(rng, self.shape, self.dtype, mean, std, contiguous=self.is_contiguous())
+        def write(arr):  # PyTorch's 16-at-a-time path needs a contiguous tensor; memory order (x.t().normal_())
+            arr[...] = random_torch.in_memory_order(self.array, lambda s, _: random_torch.normal(
+                rng, s, self.dtype, mean, std, contiguous=self.is_contiguous()))
 
         return self._overwrite("normal_", write)
 

@@ -261,9 +261,10 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 # ==================================================================================================
 
 
-def _fill(t: Tensor, what: str, values) -> Tensor:
+def _fill(t: Tensor, what: str, draw) -> Tensor:
+    """Fill ``t`` with ``draw(shape, perm)`` taken in memory order (``random_torch.in_memory_order``), as PyTorch."""
     t._check_inplace(what)
-    t.array[...] = values.astype(t.dtype)
+    t.array[...] = random_torch.in_memory_order(t.array, draw).astype(t.dtype)
     t._bump_version()
     return t
 
@@ -283,10 +284,10 @@ def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. (bernoulli_: p must be "
                                "in [0, 1])")
         xp = backend.get_array_module(p.array)
-        return _fill(self, "bernoulli_", random_torch.bernoulli_tensor(rng, xp.broadcast_to(p.array, self.shape),
-                                                                        self.dtype))
+        return _fill(self, "bernoulli_", lambda s, perm: random_torch.bernoulli_tensor(
+            rng, xp.broadcast_to(p.array, self.shape).transpose(perm), self.dtype))
     _check_p(p, "bernoulli_")
-    return _fill(self, "bernoulli_", random_torch.bernoulli_scalar(rng, self.shape, self.dtype, float(p)))
+    return _fill(self, "bernoulli_", lambda s, _: random_torch.bernoulli_scalar(rng, s, self.dtype, float(p)))
 
 
 def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
@@ -294,8 +295,8 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
     _continuous(self, "Exponential", "exponential_")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    return _fill(self, "exponential_", random_torch.exponential(rng_for(generator, self.device), self.shape,
-                                                                self.dtype, float(lambd)))
+    rng = rng_for(generator, self.device)
+    return _fill(self, "exponential_", lambda s, _: random_torch.exponential(rng, s, self.dtype, float(lambd)))
 
 
 def _random_bound(dt) -> int:
@@ -326,15 +327,12 @@ def random_(self, *args, generator=None, **kwargs) -> Tensor:
         bound = _random_bound(dt)
         _check_int_range(int(low), bound + 1, dt)
         if not args and not kwargs:  # random_(): PyTorch's own kernel (random_(0) is from-to: int32 differs)
-            vals = random_torch.random_default(rng, self.shape, dt)
-        elif int(low) == -(2**63) and dt == np.int64:
-            vals = random_torch.random_full_64(rng, self.shape, dt)
-        else:
-            vals = random_torch.random_from_to(rng, self.shape, dt, int(low), bound + 1)
-    else:
-        _check_int_range(int(low), int(high), dt)
-        vals = random_torch.random_from_to(rng, self.shape, dt, int(low), int(high))
-    return _fill(self, "random_", vals)
+            return _fill(self, "random_", lambda s, _: random_torch.random_default(rng, s, dt))
+        if int(low) == -(2**63) and dt == np.int64:
+            return _fill(self, "random_", lambda s, _: random_torch.random_full_64(rng, s, dt))
+        return _fill(self, "random_", lambda s, _: random_torch.random_from_to(rng, s, dt, int(low), bound + 1))
+    _check_int_range(int(low), int(high), dt)
+    return _fill(self, "random_", lambda s, _: random_torch.random_from_to(rng, s, dt, int(low), int(high)))
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
@@ -342,8 +340,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
     _continuous(self, "Cauchy", "cauchy_")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    return _fill(self, "cauchy_", random_torch.cauchy(rng_for(generator, self.device), self.shape, self.dtype,
-                                                      median, sigma))
+    rng = rng_for(generator, self.device)
+    return _fill(self, "cauchy_", lambda s, _: random_torch.cauchy(rng, s, self.dtype, median, sigma))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
@@ -352,13 +350,13 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
         raise DtypeError(f"log_normal_: expected a floating point tensor, got {self.dtype}")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    return _fill(self, "log_normal_", random_torch.log_normal(rng_for(generator, self.device), self.shape,
-                                                              self.dtype, mean, std))
+    rng = rng_for(generator, self.device)
+    return _fill(self, "log_normal_", lambda s, _: random_torch.log_normal(rng, s, self.dtype, mean, std))
 
 
 def geometric_(self, p, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _fill(self, "geometric_", random_torch.geometric(rng_for(generator, self.device), self.shape,
-                                                            self.dtype, p))
+    rng = rng_for(generator, self.device)
+    return _fill(self, "geometric_", lambda s, _: random_torch.geometric(rng, s, self.dtype, p))
