@@ -263,30 +263,6 @@ class Tensor(TensorProtocols, metaclass=tensor_legacy.TensorMeta):
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is the upstream grad)."""
         _engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
-    def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` after backward.
-
-        The gradient kept is that of the tensor's latest version: after an in-place change the
-        hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on, taken
-        after the tensor's ``register_hook`` hooks have run (registered before or after this call).
-        """
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.is_leaf or self._retains_grad:
-            return
-        ref = weakref.ref(self)
-
-        def store(g):
-            t = ref()
-            if t is not None:
-                t._grad = g.clone() if t._grad is None else t._grad + g  # g matches t: no setter checks
-            return None
-
-        store._retains_grad = True  # runs after the tensor's other hooks (Node.register_pre_hook), as PyTorch's
-        self._grad_fn.register_pre_hook(self._output_nr, store)
-        self._retain_hook = store
-        self._retains_grad = True
-
     # ---------------------------------------------------------------- printing
     def __repr__(self) -> str:  # as PyTorch prints it: tensor_str.py
         grad_fn = self.grad_fn

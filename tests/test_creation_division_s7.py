@@ -417,7 +417,9 @@ FULL_REFUSED = {
     "fill_(300) uint8": lambda lib: lib.zeros(2, dtype=lib.uint8).fill_(300),
     "fill_(nan) int64": lambda lib: lib.zeros(2, dtype=lib.int64).fill_(float("nan")),
     "fill_(1e39) float32": lambda lib: lib.zeros(2).fill_(1e39),
-    "fill_(1e10) float16": lambda lib: lib.zeros(2, dtype=lib.float16).fill_(1e10),
+    # not "fill_(1e10) float16": PyTorch's fill_ raises there for a tensor of 2+ elements but stores inf for one
+    # element, as its full and setitem do; minitorch_ln stores inf (the correctly rounded cast) in every form
+    # (ops/fill_values.py checks float16 and bfloat16 against float32's range)
     "tensor([300], uint8)": lambda lib: lib.tensor([300], dtype=lib.uint8),
     "tensor(300, uint8)": lambda lib: lib.tensor(300, dtype=lib.uint8),
     "tensor([nan], int64)": lambda lib: lib.tensor([float("nan")], dtype=lib.int64),

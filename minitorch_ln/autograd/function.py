@@ -163,8 +163,7 @@ class Node:
     def register_pre_hook(self, output_index: int, hook) -> None:
         """Call ``hook(grad)`` on output ``output_index``'s gradient before this node runs. A ``retain_grad`` hook
         (marked ``_retains_grad``) stays last: ``y.grad`` is taken after y's other hooks, whenever registered (PyTorch)."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
+        self._pre_hooks = self._pre_hooks if self._pre_hooks is not None else {}
         hooks = self._pre_hooks.setdefault(output_index, [])
         at = len(hooks)
         if not getattr(hook, "_retains_grad", False):
@@ -300,8 +299,8 @@ class Function:
                         has_half = True
                     elif dt.kind == "c" and not cls.supports_complex:
                         _refuse_complex(cls, dt)
-                elif dt is _F16 and cls not in _bf16.FLOAT16_NATIVE:  # float16 computes in float32 too
-                    has_half = True
+                elif dt is _F16:  # float16 computes in float32 too, but in the FLOAT16_NATIVE ops
+                    has_half = has_half or cls not in _bf16.FLOAT16_NATIVE
                 if type(d) is not np.ndarray and d.ndim:
                     check_devices = True
                 if a._requires_grad:

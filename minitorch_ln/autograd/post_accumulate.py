@@ -1,5 +1,6 @@
-"""Tensor gradient hooks: ``Tensor.register_hook`` (``hook(grad)`` when the gradient is computed) and
-``Tensor.register_post_accumulate_grad_hook``: call ``hook(leaf)`` once the leaf's ``.grad`` is updated.
+"""Tensor gradient hooks: ``Tensor.register_hook`` (``hook(grad)`` when the gradient is computed),
+``Tensor.retain_grad`` (a hook keeping a non-leaf's gradient) and ``Tensor.register_post_accumulate_grad_hook``:
+call ``hook(leaf)`` once the leaf's ``.grad`` is updated.
 
 As PyTorch's (2.1+): registered on a leaf that requires grad; the engine calls the hooks, in the
 order they were registered, right after it added this backward's gradient into ``leaf.grad``
@@ -11,11 +12,12 @@ leaves ``.grad`` alone) calls none. DistributedDataParallel reduces gradients th
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .. import backend
 from . import function as _function
 
-__all__ = ["register_hook", "register_post_accumulate_grad_hook", "RemovableHandle", "ListHookHandle",
+__all__ = ["register_hook", "register_post_accumulate_grad_hook", "retain_grad", "RemovableHandle", "ListHookHandle",
            "check_hook_result", "check_post_accumulate_result"]
 
 class RemovableHandle:
@@ -142,3 +144,28 @@ def check_post_accumulate_result(hook, leaf, result) -> None:
 def _qualified_type(value) -> str:
     cls = type(value)
     return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+
+
+def retain_grad(self) -> None:
+    """Keep this non-leaf tensor's gradient in ``.grad`` after backward.
+
+    The gradient kept is that of the tensor's latest version: after an in-place change the
+    hook moves to the new ``grad_fn``. ``.grad`` is a copy, never the buffer flowing on, taken
+    after the tensor's ``register_hook`` hooks have run (registered before or after this call).
+    """
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.is_leaf or self._retains_grad:
+        return
+    ref = weakref.ref(self)
+
+    def store(g):
+        t = ref()
+        if t is not None:
+            t._grad = g.clone() if t._grad is None else t._grad + g  # g matches t: no setter checks
+        return None
+
+    store._retains_grad = True  # runs after the tensor's other hooks (Node.register_pre_hook), as PyTorch's
+    self._grad_fn.register_pre_hook(self._output_nr, store)
+    self._retain_hook = store
+    self._retains_grad = True

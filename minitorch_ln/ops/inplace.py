@@ -231,7 +231,7 @@ class _InPlace:
                 value = backend.to_device(value.array, "cpu").reshape(()).astype(self.dtype)[()]
         else:  # a number is checked, as PyTorch's checked_convert: None, str, 300 into uint8 raise
             value = checked_number(value, self.array.dtype, "fill_")
-        return self._overwrite("fill_", lambda arr: arr.fill(value))
+        return self._overwrite("fill_", lambda arr: _fill(arr, value))
 
     def zero_(self):
         return self.fill_(0)
@@ -294,6 +294,13 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
     _ufunc_into(xp, ufunc, arr, operand)
     self._bump_version()
     return self
+
+
+def _fill(arr, value) -> None:
+    """``arr.fill(value)``; a value beyond float16's range is inf (checked by ``checked_number``), without NumPy's
+    overflow warning."""
+    with np.errstate(over="ignore"):
+        arr.fill(value)
 
 
 def _ufunc_into(xp, ufunc: str, arr, operand) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ..autograd.post_accumulate import register_hook, register_post_accumulate_grad_hook
+from ..autograd.post_accumulate import register_hook, register_post_accumulate_grad_hook, retain_grad
 from .activation_piecewise import prelu
 from .activation_threshold import hardshrink
 from .binary import (
@@ -238,7 +238,7 @@ METHODS = {
     **inplace_methods(),
     # autograd/post_accumulate.py: gradient hooks (the post-accumulate one is what DistributedDataParallel uses)
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
-    "register_hook": register_hook,
+    "register_hook": register_hook, "retain_grad": retain_grad,
     # products_add.py, float_parts.py, broadcasting.py, view_copies.py, view_scatter.py
     "addmv": addmv, "addbmm": addbmm, "addr": addr, "addcmul": addcmul, "addcdiv": addcdiv, "addcmul_": _addcmul_,
     "addcdiv_": _addcdiv_, "inner": inner, "trace": trace, "dist": dist, "frexp": frexp, "ldexp": ldexp,

@@ -184,7 +184,9 @@ class _Methods:
     def __ge__(self, other):
         return ge(self, other)
 
-    def __invert__(self):  # bitwise on integers, logical on bool (as PyTorch)
+    def __invert__(self):  # bitwise on integers, logical on bool; PyTorch's TypeError for the operator on floats
+        if backend.is_floating(self.dtype) or self.dtype.kind == "c":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return bitwise_not(self)
 
     def __and__(self, other):
