@@ -19,6 +19,8 @@ CASES = {
     "embedding with float ids": lambda m: m.nn.functional.embedding(m.tensor([1.0]), m.ones(4, 3)),
     "split of size 0": lambda m: m.ones(4).split(0),
     "chunk into 0": lambda m: m.ones(4).chunk(0),
+    "remainder of bools": lambda m: m.remainder(m.tensor([True]), m.tensor([True])),
+    "zeros of a negative size": lambda m: m.zeros(-1),
     "gelu of ints": lambda m: m.nn.functional.gelu(m.ones(2, dtype=m.int64)),
 }
 

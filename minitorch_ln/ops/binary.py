@@ -57,7 +57,7 @@ def _operands(a, b, op: str, kinds: str = "biuf", to_float: bool = False):
     if a.dtype.kind not in kinds and not ("f" in kinds and backend.is_floating(a.dtype)):  # bfloat16: kind 'V'
         names = {"b": "bool", "i": "integer", "u": "integer", "f": "floating point", "c": "complex"}
         want = " or ".join(sorted({names[k] for k in kinds}))
-        raise TypeError(f"{op}: expected {want} tensors, got {a.dtype}")
+        raise DtypeError(f"{op}: expected {want} tensors, got {a.dtype}")
     return a, b
 
 

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from .. import backend, random_torch
-from ..errors import OptionError
+from ..errors import OptionError, ShapeError
 from ..tensor import Tensor
 from .fill_values import checked_number
 from .generator import rng_for
@@ -31,9 +31,11 @@ __all__ = [
 def _shape_arg(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, (numbers.Integral,)) or s < 0:
-            raise ValueError(f"sizes must be non-negative integers, got {tuple(size)}")
+    for s in size:  # PyTorch: a non-int size is a TypeError, a negative one a RuntimeError
+        if not isinstance(s, (numbers.Integral,)):
+            raise TypeError(f"sizes must be non-negative integers, got {tuple(size)} (a {type(s).__name__})")
+        if s < 0:
+            raise ShapeError(f"sizes must be non-negative integers, got {tuple(size)}")
     return tuple(int(s) for s in size)
 
 
