@@ -276,3 +276,19 @@ def test_the_torch_alias_names_every_new_scheduler_and_optimizer():
             assert getattr(T.optim.lr_scheduler, name) is getattr(lr_scheduler, name)
         for name in ("RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"):
             assert getattr(T.optim, name) is getattr(optim, name)
+
+
+@pytest.mark.parametrize("suffix", [".pt", ".mtl"])
+def test_multistep_state_survives_a_checkpoint_file(tmp_path, suffix):
+    # the milestones Counter comes back from a checkpoint as a plain dict: still counted, step(epoch) works
+    opt = make_optimizer(mt)
+    sched = lr_scheduler.MultiStepLR(opt, milestones=[3, 5, 5], gamma=0.5)
+    mt.save(sched.state_dict(), tmp_path / f"s{suffix}")
+    opt2 = make_optimizer(mt)
+    sched2 = lr_scheduler.MultiStepLR(opt2, milestones=[1])
+    sched2.load_state_dict(mt.load(tmp_path / f"s{suffix}"))
+    for _ in range(6):
+        opt.step(), opt2.step(), sched.step(), sched2.step()
+        assert sched2.get_last_lr() == sched.get_last_lr()
+    sched2.step(4)
+    assert sched2.get_last_lr() == pytest.approx([0.05, 0.025])

@@ -329,3 +329,19 @@ def test_mnist_example_loop_adadelta_steplr_matches_pytorch():
         s_o.step(), s_t.step()
     np.testing.assert_allclose(losses_o, losses_t, rtol=1e-6, atol=1e-6)
     assert sum(losses_o[-3:]) < sum(losses_o[:3]) and s_o.get_last_lr() == pytest.approx(s_t.get_last_lr(), rel=1e-12)
+
+
+@pytest.mark.parametrize("name, kw", [("NAdam", dict(lr=0.01, momentum_decay=0.01)), ("ASGD", dict(lr=0.05, t0=4))])
+def test_scalar_state_follows_the_default_dtype_as_pytorchs(name, kw):
+    # NAdam's mu_product and ASGD's eta/mu are 0-d tensors of the default dtype in PyTorch: float32
+    # normally (their rounding shows at 1e-12, checked by the trajectory tests), float64 here
+    old_mt, old_t = mt.get_default_dtype(), torch.get_default_dtype()
+    mt.set_default_dtype(mt.float64), torch.set_default_dtype(torch.float64)
+    try:
+        o_o, o_t = compare_trajectories(name, kw, np.float64, groups=second_group(name, kw))
+    finally:
+        mt.set_default_dtype(old_mt), torch.set_default_dtype(old_t)
+    key = "mu_product" if name == "NAdam" else "eta"
+    p_o, p_t = o_o.param_groups[0]["params"][0], o_t.param_groups[0]["params"][0]
+    assert o_t.state[p_t][key].dtype == torch.float64 and o_o.state[p_o][key] == o_t.state[p_t][key].item()
+    assert o_o.state[p_o][key] != float(np.float32(o_o.state[p_o][key]))  # not float32-rounded this time

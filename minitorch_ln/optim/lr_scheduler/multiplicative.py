@@ -79,6 +79,11 @@ class MultiStepLR(LRScheduler):
             return _current_lrs(self.optimizer)
         return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in self.optimizer.param_groups]
 
+    def load_state_dict(self, state_dict: dict) -> None:
+        super().load_state_dict(state_dict)
+        # a checkpoint format may give the Counter back as a plain dict, its keys as strings (JSON)
+        self.milestones = Counter({int(k): int(v) for k, v in self.milestones.items()})
+
     def _get_closed_form_lr(self) -> list:
         milestones = sorted(self.milestones.elements())
         return [base * self.gamma ** bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
