@@ -292,3 +292,28 @@ def test_multistep_state_survives_a_checkpoint_file(tmp_path, suffix):
         assert sched2.get_last_lr() == sched.get_last_lr()
     sched2.step(4)
     assert sched2.get_last_lr() == pytest.approx([0.05, 0.025])
+
+
+def test_a_custom_scheduler_subclassing_the_old_base_class_runs_under_the_alias():
+    # written for PyTorch < 2.0: `class Warmup(torch.optim.lr_scheduler._LRScheduler)` with get_lr()
+    def define(base):
+        class InverseSqrtWarmup(base):
+            def __init__(self, optimizer, warmup, last_epoch=-1):
+                self.warmup = warmup
+                super().__init__(optimizer, last_epoch)
+
+            def get_lr(self):
+                t = max(self.last_epoch, 1)
+                return [b * min(t / self.warmup, (self.warmup / t) ** 0.5) for b in self.base_lrs]
+        return InverseSqrtWarmup
+
+    from minitorch_ln.interop.torch_alias import torch_alias  # noqa: PLC0415
+
+    with torch_alias():
+        import torch as T  # noqa: PLC0415 - the alias's torch
+
+        assert T.optim.lr_scheduler._LRScheduler is lr_scheduler._LRScheduler
+        opt_o = make_optimizer(mt)
+        ours = record(opt_o, define(T.optim.lr_scheduler._LRScheduler)(opt_o, warmup=5), 20)
+    opt_t = make_optimizer(torch)
+    assert_same_sequence(ours, record(opt_t, define(TL._LRScheduler)(opt_t, warmup=5), 20))

@@ -8,7 +8,7 @@ metric-driven ``ReduceLROnPlateau``).
 """
 
 from ..optimizer import Optimizer
-from .base import CosineAnnealingLR, LambdaLR, LinearWarmupCosineLR, LRScheduler, StepLR
+from .base import CosineAnnealingLR, LambdaLR, LinearWarmupCosineLR, LRScheduler, StepLR, _LRScheduler  # noqa: F401
 from .combined import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 from .cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from .multiplicative import ConstantLR, ExponentialLR, LinearLR, MultiplicativeLR, MultiStepLR, PolynomialLR

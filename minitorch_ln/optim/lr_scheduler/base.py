@@ -85,6 +85,11 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's name for the base class before 2.0, still subclassed by older custom schedulers."""
+
+
 class LambdaLR(LRScheduler):
     """``lr = base_lr · lr_lambda(step)``; ``lr_lambda`` is one function, or a list with one per group.
 
