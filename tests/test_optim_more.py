@@ -245,6 +245,9 @@ OURS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAd
 def test_pytorch_optim_db_inputs_for_every_optimizer_we_provide():
     from torch.testing._internal.common_optimizers import OptimizerErrorEnum, optim_db  # noqa: PLC0415
 
+    from opdb_walk import unfreeze_torch_backend_flags  # noqa: PLC0415
+
+    unfreeze_torch_backend_flags()  # the import froze torch.backends' flags for the rest of the session
     ran, raised, skipped = [], [], []
     for info in optim_db:
         name = info.optim_cls.__name__
