@@ -116,7 +116,7 @@ def test_lr_sequence_matches_pytorch(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_state_dict_round_trip_continues_identically(name):
     build, steps, kind = CASES[name]
-    opt, sched = make_optimizer(mt, kind), None
+    opt = make_optimizer(mt, kind)
     sched = build(lr_scheduler, opt)
     record(opt, sched, steps // 2)
     saved_opt, saved_sched = opt.state_dict(), sched.state_dict()
