@@ -104,7 +104,8 @@ NAMESPACES = {
     "torch.nn.parallel": ((), lambda: {"DistributedDataParallel": _distributed().DistributedDataParallel,
                                        "DataParallel": ns.DataParallel}),
     "torch.optim": (("minitorch_ln.optim",), dict),
-    "torch.optim.lr_scheduler": (("minitorch_ln.optim.lr_scheduler",), dict),
+    "torch.optim.lr_scheduler": (("minitorch_ln.optim.lr_scheduler",), lambda: {  # the pre-2.0 base class name
+        "_LRScheduler": importlib.import_module("minitorch_ln.optim.lr_scheduler")._LRScheduler}),
     "torch.utils": (("minitorch_ln.utils",), dict),
     "torch.utils.data": (("minitorch_ln.utils.data",), dict),
     "torch.utils.data.dataloader": (("minitorch_ln.utils.data.dataloader",), dict),

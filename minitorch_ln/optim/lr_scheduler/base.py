@@ -1,4 +1,6 @@
-"""Learning-rate schedules, as ``torch.optim.lr_scheduler``: call ``scheduler.step()`` after ``optimizer.step()``.
+"""The scheduler base class and the first schedules (``torch.optim.lr_scheduler``'s names and values).
+
+Call ``scheduler.step()`` after ``optimizer.step()``.
 
 A scheduler counts steps in ``last_epoch`` (PyTorch's name: it counts whatever you step it by).
 Making one sets each group's ``initial_lr`` (its ``base_lr``) and applies the schedule's value at
@@ -11,7 +13,7 @@ import math
 import numbers
 import types
 
-from .optimizer import Optimizer
+from ..optimizer import Optimizer
 
 
 class LRScheduler:
@@ -36,19 +38,38 @@ class LRScheduler:
                                    "with last_epoch >= 0: load the optimizer's state dict first")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """Count no steps yet and apply the schedule's value at the first step (PyTorch's name)."""
         self._step_count = 0
         self._is_initial = True
-        self.step()
-        self._is_initial = False
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def step(self) -> None:
-        """Advance one step and set every group's ``lr`` to the schedule's value there."""
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one step and set every group's ``lr`` to the schedule's value there.
+
+        ``epoch`` (deprecated in PyTorch, kept for old scripts) jumps to that step instead, using
+        the schedule's closed form where it has one (``_get_closed_form_lr``), as PyTorch does.
+        """
         self._step_count += 1
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed_form = getattr(self, "_get_closed_form_lr", None)
+            values = closed_form() if closed_form is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -62,6 +83,11 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.__dict__.update(state_dict)
+
+
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's name for the base class before 2.0, still subclassed by older custom schedulers."""
 
 
 class LambdaLR(LRScheduler):
@@ -120,6 +146,9 @@ class StepLR(LRScheduler):
             return [group["lr"] for group in self.optimizer.param_groups]
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
 
 class CosineAnnealingLR(LRScheduler):
     """Cosine from ``base_lr`` down to ``eta_min`` over ``T_max`` steps (Loshchilov & Hutter, 2017, SGDR).
@@ -150,6 +179,10 @@ class CosineAnnealingLR(LRScheduler):
                     for base, g in zip(self.base_lrs, groups)]
         return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (g["lr"] - self.eta_min)
                 + self.eta_min for g in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
 
 
 class LinearWarmupCosineLR(LRScheduler):
