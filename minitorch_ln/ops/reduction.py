@@ -42,6 +42,9 @@ def _keepdim_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
+_HALF = (np.dtype(np.float16), backend.BFLOAT16)
+
+
 def _acc(dtype):
     """The dtype a reduction accumulates in: float32 for float16 (as PyTorch), else the dtype itself."""
     return np.dtype(np.float32) if dtype == np.float16 else dtype
@@ -82,13 +85,15 @@ class Sum(Function):
 @autocast("sum")
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
+    An empty ``dim`` (``()``, ``[]``) is every dim, as in PyTorch (so in mean, amax, amin, logsumexp,
+    nansum, nanmean, var, std, their ``_mean`` forms, norms and count_nonzero).
 
     Integer and bool inputs sum to int64; ``dtype`` casts the input first and sums in it (wrapping
     on overflow, as PyTorch); float16 accumulates in float32. The sum over an empty dim is 0.
     Raises IndexError for ``dim`` out of range, TypeError for both ``dim`` and ``axis``.
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "sum")
-    axes = normalize_dims(dim, x.ndim, "sum")
+    axes = normalize_dims(dim, x.ndim, "sum", empty_is_all=True)
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
         if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
@@ -116,11 +121,13 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
     if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         raise DtypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; pass dtype=float32 or "
                          "convert with .float() first")
-    axes = normalize_dims(dim, x.ndim, "mean")
+    axes = normalize_dims(dim, x.ndim, "mean", empty_is_all=True)
     n = _count(x.shape, axes)
-    if x.dtype == np.float16:  # the float32 sum is divided before it is rounded: no overflow on the way
-        return cast(mean(cast(x, np.float32), dim, keepdim), np.float16)
-    return sum(x, dim, keepdim) * (1.0 / n) if n else sum(x, dim, keepdim) * float("nan")
+    if x.dtype in _HALF:  # the float32 sum is divided before it is rounded once (PyTorch's CPU mean_out)
+        return cast(mean(cast(x, np.float32), axes, keepdim), x.dtype)
+    # sum / n, one rounding, as PyTorch (sum * (1/n) rounds twice: 1 ulp off in a quarter of float32
+    # cases); the backward is dy / n too
+    return sum(x, axes, keepdim) / n if n else sum(x, axes, keepdim) * float("nan")
 
 
 # ==================================================================================================
@@ -157,7 +164,7 @@ def _check_nonempty(x, axes, op):
 def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
-    axes = normalize_dims(dim, x.ndim, "amax")
+    axes = normalize_dims(dim, x.ndim, "amax", empty_is_all=True)
     _check_nonempty(x, axes, "amax")
     refuse_complex("amax", x)
     if not backend.is_floating(x.dtype):
@@ -174,7 +181,7 @@ def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     dim = dim if axis is None else _dim_alias(dim, axis, "amin")
     refuse_complex("amin", x)
     if not backend.is_floating(x.dtype):
-        axes = normalize_dims(dim, x.ndim, "amin")
+        axes = normalize_dims(dim, x.ndim, "amin", empty_is_all=True)
         _check_nonempty(x, axes, "amin")
         return Tensor._from_op(x.array.min(axis=axes, keepdims=keepdim))
     return -amax(-x, dim, keepdim)
@@ -320,7 +327,9 @@ def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tenso
     dim = dim if axis is None else _dim_alias(dim, axis, "logsumexp")
     if not C.is_complex(x):
         require_float(x, "logsumexp")
-    axes = normalize_dims(dim, x.ndim, "logsumexp")
+    # dim=() is every dim, as PyTorch's keepdim=True result shows (with keepdim=False PyTorch 2.13 raises
+    # "output with shape [] doesn't match the broadcast shape", a bug in its out= plumbing)
+    axes = normalize_dims(dim, x.ndim, "logsumexp", empty_is_all=True)
     return C.logsumexp(x, axes, keepdim) if C.is_complex(x) else LogSumExp.apply(x, axes, keepdim)
 
 

@@ -71,7 +71,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     No gradient. Raises IndexError for a dim out of range, ValueError for a repeated dim.
     """
     _check_tensor(input, "count_nonzero")
-    axes = normalize_dims(dim, input.ndim, "count_nonzero")
+    axes = normalize_dims(dim, input.ndim, "count_nonzero", empty_is_all=True)
     xp = get_array_module(input.array)
     return Tensor._from_op(xp.count_nonzero(input.array, axis=axes if input.ndim else None).astype("int64"))
 
