@@ -336,8 +336,10 @@ def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tenso
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, axis=None):  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices: ``(values, indices)``.
 
-    Values come in descending order for ``largest`` (ascending otherwise); ties keep the lower index
-    first. The gradient goes to the selected elements.
+    Values come in descending order for ``largest`` (ascending otherwise); NaN is the largest value
+    (as PyTorch's topk, sort and max: a NaN logit is picked first). Ties keep the lower index first
+    (PyTorch leaves the order of equal values unspecified: its partial sort may pick another of them,
+    or the other of -0.0 and 0.0). The gradient goes to the selected elements.
 
     Raises:
         ValueError: ``k`` outside ``[0, size of dim]``. IndexError: ``dim`` out of range.
@@ -354,11 +356,16 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         if k != 1:
             raise ValueError(f"topk: a 0-d tensor has one element, so k must be 1, got {k}")
         return TopkResult(x, Tensor._from_op(xp.zeros((), dtype="int64")))
-    key = x.array
-    if largest:
-        key = -key if backend.is_floating(x.dtype) else xp.negative(key.astype("int64"))
     kw = {"kind": "stable"} if xp is np else {}
-    order = xp.argsort(key, axis=axis, **kw)
+    if largest:
+        # descending as the reverse of an ascending sort of the reversed row: ties keep the lower index
+        # first, NaN (sorted last) comes first, as the largest value (as PyTorch's topk, sort and max).
+        # Never a sort of -x: that keeps NaN last and wraps int64's minimum onto itself (it was picked
+        # as the largest)
+        order = xp.flip(xp.argsort(xp.flip(x.array, axis), axis=axis, **kw), axis)  # (..., N, ...)
+        order = (n - 1) - order
+    else:
+        order = xp.argsort(x.array, axis=axis, **kw)  # NaN last: the largest
     idx = xp.take(order, xp.arange(k), axis=axis).astype("int64")  # (..., k, ...)
     if backend.is_floating(x.dtype):
         values = _select(x, idx, axis, keepdim=True)
