@@ -103,6 +103,13 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     return Sum.apply(x, axes, keepdim)
 
 
+def sum_over(x: Tensor, dims: tuple, keepdim: bool = False) -> Tensor:
+    """Sum over exactly the axes ``dims``: ``x`` itself when there are none (NumPy's ``axis=()``), where
+    :func:`sum` reads an empty ``dim`` as every axis (PyTorch's ``sum(dim=())``). For internal callers
+    whose axis list may come out empty (a parameter gradient over the non-normalized axes, say)."""
+    return sum(x, dims, keepdim) if dims else x
+
+
 @keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), keeping reduced
@@ -136,20 +143,28 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
 
 
 class AMax(Function):
-    """Maximum over ``axes``; the gradient is split evenly among tied maxima (as PyTorch)."""
+    """Maximum over ``axes``; the gradient is split evenly among tied maxima (as PyTorch).
+
+    A NaN maximum ties with nothing, so amax's gradient is NaN there (0/0, as PyTorch's ``amax``);
+    with ``nan_ties`` (``max()``/``min()`` of all elements) it is split among the NaN entries instead,
+    as PyTorch's ``evenly_distribute_backward`` (one NaN: a one-hot at it).
+    """
 
     @staticmethod
-    def forward(ctx, x, axes, keepdim):
+    def forward(ctx, x, axes, keepdim, nan_ties=False):
+        xp = get_array_module(x)
         y = x.max(axis=axes, keepdims=True)  # (..., 1, ...)
-        ties = (x == y).astype(x.dtype)
-        ctx.share = ties / ties.sum(axis=axes, keepdims=True)  # (*x.shape)
+        ties = (x == y) | (xp.isnan(x) & xp.isnan(y)) if nan_ties else x == y
+        ties = ties.astype(x.dtype)
+        with np.errstate(invalid="ignore"):  # a NaN maximum without nan_ties: 0/0, NaN (as PyTorch's amax)
+            ctx.share = ties / ties.sum(axis=axes, keepdims=True)  # (*x.shape)
         ctx.in_shape, ctx.axes = x.shape, axes
         return y if keepdim else y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
 
     @staticmethod
     def backward(ctx, dy):
         dy = reshape(dy, _keepdim_shape(ctx.in_shape, ctx.axes))
-        return broadcast_to(dy, ctx.in_shape) * Tensor._from_op(ctx.share), None, None
+        return broadcast_to(dy, ctx.in_shape) * Tensor._from_op(ctx.share), None, None, None
 
 
 def _check_nonempty(x, axes, op):
@@ -169,7 +184,7 @@ def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     refuse_complex("amax", x)
     if not backend.is_floating(x.dtype):
         return Tensor._from_op(x.array.max(axis=axes, keepdims=keepdim))
-    return AMax.apply(x, axes, keepdim)
+    return AMax.apply(x, axes, keepdim, False)
 
 
 @keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
@@ -219,7 +234,10 @@ def _max_min(x, dim, keepdim, largest, op):
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
         return maximum(x, dim) if largest else minimum(x, dim)
     if dim is None:
-        return amax(x) if largest else amin(x)
+        if not backend.is_floating(x.dtype) or x.numel() == 0:
+            return amax(x) if largest else amin(x)  # no NaN to share the gradient; the empty-input error
+        return AMax.apply(x, tuple(range(x.ndim)), False, True) if largest else -AMax.apply(
+            -x, tuple(range(x.ndim)), False, True)
     axis = normalize_dim(dim, x.ndim, op)
     _check_nonempty(x, (axis,) if x.ndim else (), op)
     xp = get_array_module(x.array)
