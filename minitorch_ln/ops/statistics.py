@@ -35,8 +35,9 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Product of all elements (0-d) or along the int ``dim`` (``torch.prod``).
 
     Integer and bool inputs give int64 (no gradient); ``dtype`` casts the input first and multiplies
-    in it, as PyTorch (uint8 wraps: 360 is 104; bool is a logical and); float16 multiplies in float32. An empty product is 1. ``dx_i = dy · Π_{j≠i} x_j``, exact with zeros
-    (see the module docstring).
+    in it, as PyTorch (uint8 wraps: 360 is 104; bool is a logical and); float16 multiplies in
+    float32. An empty product is 1. ``dx_i = dy · Π_{j≠i} x_j``, exact with zeros (see the module
+    docstring).
 
     Raises:
         TypeError: ``dim`` not an int (PyTorch's ``prod`` takes one dim). IndexError: out of range.
