@@ -110,6 +110,8 @@ def _var_rstd_float64(x, i, shift, mean_shifted, eps):
     m = 0.0
     for j in range(D):                  # m = max |x - mean|
         m = max(m, abs(np.float64((x[i, j] - shift) - mean_shifted)))
+    if m == np.inf:                     # a row holding ±inf (RMSNorm): truly infinite, rstd = 1/sqrt(inf) = 0
+        return x.dtype.type(np.inf), x.dtype.type(0)
     q = 0.0
     for j in range(D):                  # q = Σ ((x - mean) / m)²
         xs = np.float64((x[i, j] - shift) - mean_shifted) / m

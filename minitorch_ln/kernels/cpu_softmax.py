@@ -11,7 +11,7 @@ form's to rounding (a test holds them so), except that a probability below the s
 float32 (``1.2e-38``) is 0 here, where NumPy's ``exp`` keeps a subnormal.
 
 Rows whose maximum is not finite keep the NumPy form's rules: all ``-inf`` gives zeros; a ``+inf``
-or a NaN gives what NumPy's ``exp`` and division give (the row is done by a plain scalar loop).
+or a NaN gives NaN throughout, as PyTorch (the row is done by a plain scalar loop).
 Rows are shared out over the kernel threads (``kernels/_threads.py``). Only C-contiguous float32
 goes through here; anything else (float64, float16, views) takes the NumPy form.
 """
@@ -80,8 +80,8 @@ def _softmax_row_not_finite(s, i, m):
     S = s.shape[1]
     total = _f(0.0)
     for j in range(S):
-        # a maximum that is not finite is not subtracted (np.where(isfinite(m), m, 0))
-        e = np.exp(s[i, j])
+        # a maximum of -inf is not subtracted (np.where(m == -inf, 0, m)); +inf is: inf - inf = NaN
+        e = np.exp(s[i, j]) if m == -np.inf else np.exp(s[i, j] - m)
         s[i, j] = e
         total += e
     if total == 0:

@@ -89,7 +89,10 @@ def redo_overflowed_rows(a, ms, rstd, eps) -> None:
     the mean square may itself exceed the dtype (it stays inf), but ``rstd`` is representable.
     """
     xp = get_array_module(a)
-    rows = xp.isposinf(ms[:, 0])                             # (n,)
+    # only finite rows: one holding ±inf has a truly infinite mean square, so rstd = 1/sqrt(inf) = 0 and
+    # y = x · 0 is NaN at the infinity and 0 elsewhere (RMSNorm of [inf, 1, 0] is [nan, 0, 0], as
+    # PyTorch); scaling by m = inf would make the whole row NaN
+    rows = xp.isposinf(ms[:, 0]) & xp.isfinite(a).all(axis=1)  # (n,)
     if not bool(rows.any()):
         return
     a64 = a[rows].astype(np.float64)                         # (k, D)

@@ -11,7 +11,6 @@ import numpy as np
 from ..backend import get_array_module
 from .layer_norm import redo_overflowed_rows, stat_dtype
 
-
 # ==================================================================================================
 # RMSNorm: rows of x (N, D), no centring; weight (D,)
 # ==================================================================================================
@@ -31,9 +30,10 @@ def rms_norm_fwd(x, weight, eps):
     rstd = 1.0 / xp.sqrt(ms + eps)                           # (N, 1)
     redo_overflowed_rows(xs, ms, rstd, eps)
     rstd = rstd.astype(sdt, copy=False)
-    y = xs * rstd                                            # (N, D)  xhat
-    if weight is not None:
-        y *= weight                                          # (N, D)  · γ
+    with np.errstate(invalid="ignore"):  # a row holding inf: rstd 0, inf · 0 is NaN there (as PyTorch)
+        y = xs * rstd                                        # (N, D)  xhat
+        if weight is not None:
+            y *= weight                                      # (N, D)  · γ
     return y.astype(x.dtype, copy=False), rstd
 
 
@@ -41,9 +41,10 @@ def rms_norm_bwd(dy, x, weight, rstd):
     """RMSNorm backward → ``(dx (N, D), dweight (D,) or None)``, sums in the statistics dtype."""
     sdt = rstd.dtype
     dy = dy.astype(sdt, copy=False)                          # (N, D)
-    xhat = x.astype(sdt, copy=False) * rstd                  # (N, D)
-    dxhat = dy * weight if weight is not None else dy        # (N, D)
-    dx = rstd * (dxhat                                                    # term 1: directly through xhat
-                 - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))     # term 2: through rstd
-    dweight = None if weight is None else (dy * xhat).sum(axis=0).astype(weight.dtype, copy=False)   # (D,)
+    with np.errstate(invalid="ignore"):  # a row holding inf (rstd 0): NaN gradients there, as PyTorch's
+        xhat = x.astype(sdt, copy=False) * rstd              # (N, D)
+        dxhat = dy * weight if weight is not None else dy    # (N, D)
+        dx = rstd * (dxhat                                                # term 1: directly through xhat
+                     - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))  # term 2: through rstd
+        dweight = None if weight is None else (dy * xhat).sum(axis=0).astype(weight.dtype, copy=False)  # (D,)
     return dx.astype(x.dtype, copy=False), dweight

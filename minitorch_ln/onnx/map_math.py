@@ -258,11 +258,12 @@ def _reduce(op_type):
     return fn
 
 
-def _var(g, n):  # Σ(x − mean)² / dof, dof = N − correction (the Function gets the divisor)
+def _var(g, n):  # Σ(x − mean)² / dof, dof = N − correction (the Function gets the divisor); std: its Sqrt
     x, axes, keepdim = n.x(0), _axes(n), bool(n.arg(2))
     mean = g.op("ReduceMean", [x, g.ints(axes)], keepdims=1)
     sq = g.op("ReduceSumSquare", [g.op("Sub", [x, mean]), g.ints(axes)], keepdims=int(keepdim))
-    return g.op("Div", [sq, n.operand(3, n.out_dtype())])
+    v = g.op("Div", [sq, n.operand(3, n.out_dtype())])
+    return g.op("Sqrt", [v]) if n.arg(4, False) else v
 
 
 def _cumsum(g, n):

@@ -233,9 +233,14 @@ def broadcast_shape(a_shape, b_shape, op: str) -> tuple:
         ) from None
 
 
-def normalize_dims(dim, ndim: int, op: str) -> tuple:
-    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative axes."""
-    if dim is None:
+def normalize_dims(dim, ndim: int, op: str, *, empty_is_all: bool = False) -> tuple:
+    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative axes.
+
+    ``empty_is_all``: an empty ``dim`` (``()`` or ``[]``) means every axis, as PyTorch's reductions
+    (``sum``, ``mean``, ``amax``, ``var``, ``norm``, ``count_nonzero``, ...) read it; otherwise it
+    names no axis (``squeeze(x, ())`` changes nothing, ``any``/``all`` return the input as bool).
+    """
+    if dim is None or (empty_is_all and isinstance(dim, (tuple, list)) and not dim):
         return tuple(range(ndim))
     if isinstance(dim, numbers.Integral):
         dims = (dim,)

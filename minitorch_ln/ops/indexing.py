@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.views import make_view
 from ..backend import get_array_module
-from ..errors import ShapeError
+from ..errors import ShapeError, warn_at_caller
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from .conversion import cast
@@ -62,6 +62,11 @@ def _normalize_index(x: Tensor, index):
         elif isinstance(it, numbers.Integral):
             conv.append(int(it))
         elif hasattr(it, "dtype") and hasattr(it, "shape"):
+            if it.dtype == np.uint8:  # a mask, as PyTorch (deprecated there, with this warning; not for 0-d)
+                if it.ndim:
+                    warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                                   "torch.bool instead.")
+                it = it.astype(bool)
             if it.dtype.kind == "b":
                 conv.append(it)
             elif it.dtype.kind in "iu":
@@ -197,6 +202,8 @@ class IndexBackward(Function):
 
 def getitem(x: Tensor, index) -> Tensor:
     """``x[index]`` with ints, slices, ``None``, ``...``, integer arrays/lists/Tensors and bool masks.
+
+    A uint8 tensor or array is a mask, as in PyTorch (which deprecates it and warns; so does this).
 
     Basic indexing (no arrays) returns a view sharing ``x``'s version counter. The backward
     scatter-adds, so repeated indices receive the sum of their gradients.

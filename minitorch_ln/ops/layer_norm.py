@@ -38,6 +38,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .autocast_policies import wrap as autocast_wrap
 from .normalization_common import check_eps, check_input, check_param, flat, param_view, resolve_axes, rows_of, stat_cast
+from .reduction import sum_over
 
 __all__ = ["layer_norm"]
 
@@ -199,8 +200,8 @@ def layer_norm_backward_composed(dy: Tensor, x: Tensor, weight, axes: tuple, eps
     dx = rstd * (dxhat                                          # term 1: directly through xhat
                  - dxhat.mean(axes, keepdim=True)               # term 2: through the mean
                  - xhat * (dxhat * xhat).mean(axes, keepdim=True))   # term 3: through rstd
-    dweight = (dys * xhat).sum(other).reshape(weight.shape).to(weight.dtype) if weight is not None else None
-    dbias = dys.sum(other).reshape(tuple(x.shape[i] for i in axes)) if has_bias else None
+    dweight = sum_over(dys * xhat, other).reshape(weight.shape).to(weight.dtype) if weight is not None else None
+    dbias = sum_over(dys, other).reshape(tuple(x.shape[i] for i in axes)) if has_bias else None
     if dbias is not None and weight is not None:
         dbias = dbias.to(weight.dtype)
     return dx.to(x.dtype), dweight, dbias

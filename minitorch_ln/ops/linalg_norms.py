@@ -132,7 +132,7 @@ def linalg_vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dty
     x = _float_input(x, dtype, "linalg.vector_norm", complex_abs=True)
     if not isinstance(ord, numbers.Real) or isinstance(ord, bool):
         raise TypeError(f"linalg.vector_norm: ord must be a number (int, float, inf), got {ord!r}")
-    axes = normalize_dims(dim, x.ndim, "linalg.vector_norm")
+    axes = normalize_dims(dim, x.ndim, "linalg.vector_norm", empty_is_all=True)
     if (ord < 0 or ord == math.inf) and any(x.shape[i] == 0 for i in axes):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the "
                            f"operation does not have an identity (shape {tuple(x.shape)})")

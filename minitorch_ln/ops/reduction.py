@@ -42,6 +42,9 @@ def _keepdim_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
+_HALF = (np.dtype(np.float16), backend.BFLOAT16)
+
+
 def _acc(dtype):
     """The dtype a reduction accumulates in: float32 for float16 (as PyTorch), else the dtype itself."""
     return np.dtype(np.float32) if dtype == np.float16 else dtype
@@ -82,13 +85,15 @@ class Sum(Function):
 @autocast("sum")
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (an int, a tuple, or None for all; ``axis`` is an alias), as ``torch.sum``.
+    An empty ``dim`` (``()``, ``[]``) is every dim, as in PyTorch (so in mean, amax, amin, logsumexp,
+    nansum, nanmean, var, std, their ``_mean`` forms, norms and count_nonzero).
 
     Integer and bool inputs sum to int64; ``dtype`` casts the input first and sums in it (wrapping
     on overflow, as PyTorch); float16 accumulates in float32. The sum over an empty dim is 0.
     Raises IndexError for ``dim`` out of range, TypeError for both ``dim`` and ``axis``.
     """
     dim = dim if axis is None else _dim_alias(dim, axis, "sum")
-    axes = normalize_dims(dim, x.ndim, "sum")
+    axes = normalize_dims(dim, x.ndim, "sum", empty_is_all=True)
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
         if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
@@ -96,6 +101,13 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) ->
     if x.dtype.kind in "bui":
         return Tensor._from_op(x.array.sum(axis=axes, keepdims=keepdim).astype("int64"))
     return Sum.apply(x, axes, keepdim)
+
+
+def sum_over(x: Tensor, dims: tuple, keepdim: bool = False) -> Tensor:
+    """Sum over exactly the axes ``dims``: ``x`` itself when there are none (NumPy's ``axis=()``), where
+    :func:`sum` reads an empty ``dim`` as every axis (PyTorch's ``sum(dim=())``). For internal callers
+    whose axis list may come out empty (a parameter gradient over the non-normalized axes, say)."""
+    return sum(x, dims, keepdim) if dims else x
 
 
 @keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
@@ -116,11 +128,13 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
     if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
         raise DtypeError(f"mean: expected a floating point tensor, got dtype {x.dtype}; pass dtype=float32 or "
                          "convert with .float() first")
-    axes = normalize_dims(dim, x.ndim, "mean")
+    axes = normalize_dims(dim, x.ndim, "mean", empty_is_all=True)
     n = _count(x.shape, axes)
-    if x.dtype == np.float16:  # the float32 sum is divided before it is rounded: no overflow on the way
-        return cast(mean(cast(x, np.float32), dim, keepdim), np.float16)
-    return sum(x, dim, keepdim) * (1.0 / n) if n else sum(x, dim, keepdim) * float("nan")
+    if x.dtype in _HALF:  # the float32 sum is divided before it is rounded once (PyTorch's CPU mean_out)
+        return cast(mean(cast(x, np.float32), axes, keepdim), x.dtype)
+    # sum / n, one rounding, as PyTorch (sum * (1/n) rounds twice: 1 ulp off in a quarter of float32
+    # cases); the backward is dy / n too
+    return sum(x, axes, keepdim) / n if n else sum(x, axes, keepdim) * float("nan")
 
 
 # ==================================================================================================
@@ -129,20 +143,28 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
 
 
 class AMax(Function):
-    """Maximum over ``axes``; the gradient is split evenly among tied maxima (as PyTorch)."""
+    """Maximum over ``axes``; the gradient is split evenly among tied maxima (as PyTorch).
+
+    A NaN maximum ties with nothing, so amax's gradient is NaN there (0/0, as PyTorch's ``amax``);
+    with ``nan_ties`` (``max()``/``min()`` of all elements) it is split among the NaN entries instead,
+    as PyTorch's ``evenly_distribute_backward`` (one NaN: a one-hot at it).
+    """
 
     @staticmethod
-    def forward(ctx, x, axes, keepdim):
+    def forward(ctx, x, axes, keepdim, nan_ties=False):
+        xp = get_array_module(x)
         y = x.max(axis=axes, keepdims=True)  # (..., 1, ...)
-        ties = (x == y).astype(x.dtype)
-        ctx.share = ties / ties.sum(axis=axes, keepdims=True)  # (*x.shape)
+        ties = (x == y) | (xp.isnan(x) & xp.isnan(y)) if nan_ties else x == y
+        ties = ties.astype(x.dtype)
+        with np.errstate(invalid="ignore"):  # a NaN maximum without nan_ties: 0/0, NaN (as PyTorch's amax)
+            ctx.share = ties / ties.sum(axis=axes, keepdims=True)  # (*x.shape)
         ctx.in_shape, ctx.axes = x.shape, axes
         return y if keepdim else y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
 
     @staticmethod
     def backward(ctx, dy):
         dy = reshape(dy, _keepdim_shape(ctx.in_shape, ctx.axes))
-        return broadcast_to(dy, ctx.in_shape) * Tensor._from_op(ctx.share), None, None
+        return broadcast_to(dy, ctx.in_shape) * Tensor._from_op(ctx.share), None, None, None
 
 
 def _check_nonempty(x, axes, op):
@@ -157,12 +179,12 @@ def _check_nonempty(x, axes, op):
 def amax(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     """Maximum over ``dim`` (None: all); ties share the gradient evenly. Raises IndexError for an empty dim."""
     dim = dim if axis is None else _dim_alias(dim, axis, "amax")
-    axes = normalize_dims(dim, x.ndim, "amax")
+    axes = normalize_dims(dim, x.ndim, "amax", empty_is_all=True)
     _check_nonempty(x, axes, "amax")
     refuse_complex("amax", x)
     if not backend.is_floating(x.dtype):
         return Tensor._from_op(x.array.max(axis=axes, keepdims=keepdim))
-    return AMax.apply(x, axes, keepdim)
+    return AMax.apply(x, axes, keepdim, False)
 
 
 @keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
@@ -174,7 +196,7 @@ def amin(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
     dim = dim if axis is None else _dim_alias(dim, axis, "amin")
     refuse_complex("amin", x)
     if not backend.is_floating(x.dtype):
-        axes = normalize_dims(dim, x.ndim, "amin")
+        axes = normalize_dims(dim, x.ndim, "amin", empty_is_all=True)
         _check_nonempty(x, axes, "amin")
         return Tensor._from_op(x.array.min(axis=axes, keepdims=keepdim))
     return -amax(-x, dim, keepdim)
@@ -212,7 +234,10 @@ def _max_min(x, dim, keepdim, largest, op):
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
         return maximum(x, dim) if largest else minimum(x, dim)
     if dim is None:
-        return amax(x) if largest else amin(x)
+        if not backend.is_floating(x.dtype) or x.numel() == 0:
+            return amax(x) if largest else amin(x)  # no NaN to share the gradient; the empty-input error
+        return AMax.apply(x, tuple(range(x.ndim)), False, True) if largest else -AMax.apply(
+            -x, tuple(range(x.ndim)), False, True)
     axis = normalize_dim(dim, x.ndim, op)
     _check_nonempty(x, (axis,) if x.ndim else (), op)
     xp = get_array_module(x.array)
@@ -320,15 +345,19 @@ def logsumexp(x: Tensor, dim=None, keepdim: bool = False, *, axis=None) -> Tenso
     dim = dim if axis is None else _dim_alias(dim, axis, "logsumexp")
     if not C.is_complex(x):
         require_float(x, "logsumexp")
-    axes = normalize_dims(dim, x.ndim, "logsumexp")
+    # dim=() is every dim, as PyTorch's keepdim=True result shows (with keepdim=False PyTorch 2.13 raises
+    # "output with shape [] doesn't match the broadcast shape", a bug in its out= plumbing)
+    axes = normalize_dims(dim, x.ndim, "logsumexp", empty_is_all=True)
     return C.logsumexp(x, axes, keepdim) if C.is_complex(x) else LogSumExp.apply(x, axes, keepdim)
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, axis=None):  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices: ``(values, indices)``.
 
-    Values come in descending order for ``largest`` (ascending otherwise); ties keep the lower index
-    first. The gradient goes to the selected elements.
+    Values come in descending order for ``largest`` (ascending otherwise); NaN is the largest value
+    (as PyTorch's topk, sort and max: a NaN logit is picked first). Ties keep the lower index first
+    (PyTorch leaves the order of equal values unspecified: its partial sort may pick another of them,
+    or the other of -0.0 and 0.0). The gradient goes to the selected elements.
 
     Raises:
         ValueError: ``k`` outside ``[0, size of dim]``. IndexError: ``dim`` out of range.
@@ -345,11 +374,16 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         if k != 1:
             raise ValueError(f"topk: a 0-d tensor has one element, so k must be 1, got {k}")
         return TopkResult(x, Tensor._from_op(xp.zeros((), dtype="int64")))
-    key = x.array
-    if largest:
-        key = -key if backend.is_floating(x.dtype) else xp.negative(key.astype("int64"))
     kw = {"kind": "stable"} if xp is np else {}
-    order = xp.argsort(key, axis=axis, **kw)
+    if largest:
+        # descending as the reverse of an ascending sort of the reversed row: ties keep the lower index
+        # first, NaN (sorted last) comes first, as the largest value (as PyTorch's topk, sort and max).
+        # Never a sort of -x: that keeps NaN last and wraps int64's minimum onto itself (it was picked
+        # as the largest)
+        order = xp.flip(xp.argsort(xp.flip(x.array, axis), axis=axis, **kw), axis)  # (..., N, ...)
+        order = (n - 1) - order
+    else:
+        order = xp.argsort(x.array, axis=axis, **kw)  # NaN last: the largest
     idx = xp.take(order, xp.arange(k), axis=axis).astype("int64")  # (..., k, ...)
     if backend.is_floating(x.dtype):
         values = _select(x, idx, axis, keepdim=True)

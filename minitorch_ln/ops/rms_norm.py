@@ -13,6 +13,7 @@ from ..autograd.composed import double_backward
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .normalization_common import check_eps, check_input, check_param, flat, param_view, resolve_axes, rows_of, stat_cast
+from .reduction import sum_over
 
 __all__ = ["rms_norm"]
 
@@ -115,5 +116,5 @@ def rms_norm_backward_composed(dy: Tensor, x: Tensor, weight, axes: tuple, eps: 
     xhat = xs * rstd                                            # (B, L, D)
     dxhat = dys * param_view(weight, xs, axes) if weight is not None else dys
     dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(axes, keepdim=True))
-    dweight = (dys * xhat).sum(other).reshape(weight.shape).to(weight.dtype) if weight is not None else None
+    dweight = sum_over(dys * xhat, other).reshape(weight.shape).to(weight.dtype) if weight is not None else None
     return dx.to(x.dtype), dweight

@@ -158,8 +158,12 @@ class CumSum(Function):
         ctx.axis, ctx.reverse = axis, reverse
         acc = "float32" if x.dtype == np.float16 else x.dtype  # float16 sums accumulate in float32 (as PyTorch)
         if reverse:
-            return xp.flip(xp.flip(x, axis).cumsum(axis, dtype=acc), axis).astype(x.dtype)
-        return x.cumsum(axis, dtype=acc).astype(x.dtype, copy=False)
+            y = xp.flip(xp.flip(x, axis).cumsum(axis, dtype=acc), axis).astype(x.dtype)
+        else:
+            y = x.cumsum(axis, dtype=acc).astype(x.dtype, copy=False)
+        # the running sums start from +0, as PyTorch's (and as sum: tensor([-0.]).sum() is 0.0): a leading
+        # -0.0 gives 0.0 (-0 + 0 = +0; every other value is unchanged by adding 0)
+        return y + y.dtype.type(0) if y.dtype.kind in "fc" else y
 
     @staticmethod
     def backward(ctx, dy):

@@ -31,7 +31,9 @@ class Maximum(Function):
         xp = get_array_module(a)
         ctx.shapes = (a.shape, b.shape)
         ctx.weight_a = (((a > b) if is_max else (a < b)) + 0.5 * (a == b)).astype(a.dtype)
-        return xp.maximum(a, b) if is_max else xp.minimum(a, b)
+        y = xp.maximum(a, b) if is_max else xp.minimum(a, b)
+        # on a tie the first argument, as PyTorch: maximum(-0.0, 0.0) is -0.0 (NumPy gives the second)
+        return xp.where(y == a, a, y) if a.dtype.kind == "f" else y
 
     @staticmethod
     def backward(ctx, dy):

@@ -3,7 +3,10 @@
 Both subtract the row maximum first, so huge logits never overflow ``exp``. A row that is entirely
 ``-inf`` (a fully masked attention row) has no maximum to subtract; there ``softmax`` returns zeros
 and ``log_softmax`` returns ``-inf`` instead of PyTorch's NaN, so that a masked row contributes
-nothing and no NaN enters the graph (forward or backward).
+nothing and no NaN enters the graph (forward or backward): a deliberate difference, because
+PyTorch's NaN there is an artefact (``-inf - (-inf)``) that poisons a whole attention layer's
+gradients through one fully padded query. A row holding ``+inf`` has no finite probabilities
+(``inf / inf``) and is NaN throughout, as in PyTorch.
 
 Backward (``y`` the output, ``dy`` the upstream gradient, sums along ``dim``)::
 
@@ -34,7 +37,8 @@ __all__ = ["log_softmax", "softmax"]
 
 
 def _shifted(x, axis):
-    """``x - max(x)`` along ``axis`` and the sum of its exponentials; an all ``-inf`` row shifts by 0.
+    """``x - max(x)`` along ``axis`` and the sum of its exponentials; an all ``-inf`` row shifts by 0,
+    a row holding ``+inf`` (or NaN) gives NaN sums.
 
     ``z`` is -inf where the shift overflows (float16 logits 6e4 apart); an empty ``axis`` sums to 0.
     """
@@ -44,7 +48,9 @@ def _shifted(x, axis):
             m = xp.zeros(x.shape[:axis % x.ndim] + (1,) + x.shape[axis % x.ndim + 1:], dtype=x.dtype)
         else:
             m = x.max(axis=axis, keepdims=True)  # (..., 1, ...)
-            m = xp.where(xp.isfinite(m), m, 0).astype(x.dtype, copy=False)
+            # only an all -inf row is shifted by 0 (see the module docstring); a +inf maximum is
+            # subtracted, so its row is NaN (inf - inf, then NaN / NaN), as PyTorch
+            m = xp.where(m == -xp.inf, 0, m).astype(x.dtype, copy=False)
         z = x - m
         e = xp.exp(z)
     return z, e, e.sum(axis=axis, keepdims=True)

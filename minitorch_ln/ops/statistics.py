@@ -34,9 +34,10 @@ def _check_tensor(x, op):
 def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Product of all elements (0-d) or along the int ``dim`` (``torch.prod``).
 
-    Integer and bool inputs give int64 (no gradient); ``dtype`` casts the input first; float16
-    multiplies in float32. An empty product is 1. ``dx_i = dy · Π_{j≠i} x_j``, exact with zeros
-    (see the module docstring).
+    Integer and bool inputs give int64 (no gradient); ``dtype`` casts the input first and multiplies
+    in it, as PyTorch (uint8 wraps: 360 is 104; bool is a logical and); float16 multiplies in
+    float32. An empty product is 1. ``dx_i = dy · Π_{j≠i} x_j``, exact with zeros (see the module
+    docstring).
 
     Raises:
         TypeError: ``dim`` not an int (PyTorch's ``prod`` takes one dim). IndexError: out of range.
@@ -45,16 +46,17 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     if dim is not None and (not isinstance(dim, numbers.Integral) or isinstance(dim, bool)):
         raise TypeError(f"prod: dim must be an int (prod reduces one dim), got {dim!r}")
     x = input
-    if dtype is not None:
+    if dtype is not None:  # the product is taken in dtype, wrapping (uint8: 360 -> 104) or bool's logical and
         x = cast(x, backend.as_dtype(dtype))
     elif x.dtype.kind in "bui":
         x = cast(x, "int64")
     if dim is None:
-        out = prod(reshape(x, (-1,)), 0)
+        out = prod(reshape(x, (-1,)), 0, dtype=x.dtype)  # x has its final dtype: not cast to int64 again
         return reshape(out, (1,) * x.ndim) if keepdim else out
     axis = normalize_dim(dim, x.ndim, "prod")
     if not backend.is_floating(x.dtype) and x.dtype.kind != "c":
-        return Tensor._from_op(get_array_module(x.array).prod(x.array, axis=axis if x.ndim else None, keepdims=keepdim))
+        return Tensor._from_op(get_array_module(x.array).prod(x.array, axis=axis if x.ndim else None, keepdims=keepdim,
+                                                              dtype=x.dtype))
     if x.ndim == 0:
         return x * 1
     n = x.shape[axis]
@@ -71,7 +73,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     No gradient. Raises IndexError for a dim out of range, ValueError for a repeated dim.
     """
     _check_tensor(input, "count_nonzero")
-    axes = normalize_dims(dim, input.ndim, "count_nonzero")
+    axes = normalize_dims(dim, input.ndim, "count_nonzero", empty_is_all=True)
     xp = get_array_module(input.array)
     return Tensor._from_op(xp.count_nonzero(input.array, axis=axes if input.ndim else None).astype("int64"))
 
