@@ -18,8 +18,9 @@ from ..backend import get_array_module
 from ..tensor import Tensor
 from ._fperr import Quiet
 from ._util import (alpha_scaled, broadcast_shape, check_int_exponent, float_input, int_pow, no_bool, number_operands,
-                    promote, refuse_bool_neg, refuse_bool_sub, zero_d_opmath_operands)
+                    promote, refuse_bool_neg, refuse_bool_sub)
 from .autocast_policies import autocast
+from .opmath import zero_d_opmath_operands
 from .complex_math import Sgn
 from .complex_parts import cj
 from .conversion import cast
