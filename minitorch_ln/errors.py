@@ -8,7 +8,8 @@ index out of range) as ``RuntimeError``; Python code would use ``ValueError``, `
 
 from __future__ import annotations
 
-__all__ = ["ShapeError", "DtypeError", "OptionError", "IndexOutOfRangeError", "IntegerDivisionByZero", "ValueOverflowError"]
+__all__ = ["ShapeError", "DtypeError", "OptionError", "IndexOutOfRangeError", "IndexTypeError", "IntegerDivisionByZero",
+           "ValueOverflowError"]
 
 
 class ShapeError(RuntimeError, ValueError):
@@ -26,6 +27,10 @@ class OptionError(RuntimeError, ValueError):
 
 class IndexOutOfRangeError(IndexError, RuntimeError):
     """An index or a dim outside the tensor's range."""
+
+
+class IndexTypeError(IndexError, TypeError):
+    """An index of a type that cannot index (``t[1.0]``, ``t["a"]``): PyTorch's IndexError, Python's TypeError."""
 
 
 class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):

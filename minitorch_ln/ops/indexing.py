@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.views import make_view
 from ..backend import get_array_module
-from ..errors import ShapeError, warn_at_caller
+from ..errors import IndexTypeError, ShapeError, warn_at_caller
 from ..kernels.scatter import scatter_add
 from ..tensor import Tensor
 from .conversion import cast
@@ -74,7 +74,7 @@ def _normalize_index(x: Tensor, index):
             else:
                 raise IndexError(f"tensors used as indices must be integer or bool, got dtype {it.dtype}")
         else:
-            raise TypeError(
+            raise IndexTypeError(
                 f"unsupported index {it!r} of type {type(it).__name__}: expected an int, a slice, None, "
                 "..., or an integer/bool tensor or list"
             )

@@ -16,6 +16,7 @@ import numpy as np
 from ..kernels.layer_norm import stat_dtype
 from .. import backend
 from ..backend import get_array_module
+from ..errors import ShapeError
 from ..tensor import Tensor
 from ._util import normalize_dims
 
@@ -108,7 +109,7 @@ def resolve_axes(x: Tensor, normalized_shape, dim, op: str) -> tuple:
     if not shape:
         raise ValueError(f"{op}: normalized_shape must have at least one dimension, got ()")
     if x.shape[-len(shape):] != shape or len(shape) > x.ndim:
-        raise ValueError(
+        raise ShapeError(
             f"{op}: normalized_shape {shape} must match the trailing dimensions of the input, but the "
             f"input has shape {tuple(x.shape)} (expected an input of shape (*, {', '.join(map(str, shape))}))"
         )

@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.function import Function
 from .. import backend
 from ..backend import as_dtype, get_array_module
-from ..errors import DtypeError, IndexOutOfRangeError
+from ..errors import DtypeError, IndexOutOfRangeError, OptionError
 from ..tensor import Tensor
 from ._util import (
     keepdims_alias,
@@ -368,7 +368,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     refuse_complex("topk", x)
     n = x.shape[axis] if x.ndim else 1
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
-        raise ValueError(f"topk: k={k!r} is out of range for dimension {axis} of size {n}")
+        raise OptionError(f"topk: k={k!r} is out of range for dimension {axis} of size {n}")
     xp = get_array_module(x.array)
     if x.ndim == 0:
         if k != 1:

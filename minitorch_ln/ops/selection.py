@@ -14,6 +14,7 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..backend import get_array_module
+from ..errors import DtypeError
 from ..tensor import Tensor
 from ._util import broadcast_shape, promote, refuse_complex
 from .fill_values import checked_number
@@ -228,7 +229,7 @@ def where(condition, input=_NO_ARG, other=_NO_ARG):  # noqa: A002 - PyTorch's ar
         warnings.warn("where received a uint8 condition tensor; use a boolean condition instead", UserWarning)
         cond = cond.astype(np.bool_)
     if cond.dtype != np.bool_:
-        raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
+        raise DtypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: 0-d tensors on cond's device
         dt = backend.result_dtype(_scalar_dtype(input), True, _scalar_dtype(other), True)
         xp = get_array_module(cond)
@@ -252,7 +253,7 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
     """``x`` with ``value`` where ``mask`` is True; ``mask`` broadcasts to ``x``'s shape."""
     m = mask.array if isinstance(mask, Tensor) else mask
     if getattr(m, "dtype", None) != np.bool_:
-        raise TypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
+        raise DtypeError(f"masked_fill: mask must be a bool tensor, got {getattr(m, 'dtype', type(m).__name__)}")
     broadcast_shape(x.shape, m.shape, "masked_fill")  # raises unless they broadcast; the result takes the broadcast
     # shape, as PyTorch's (masked_fill_ keeps the tensor's shape: Tensor._inplace refuses a larger result)
     if isinstance(value, Tensor):
