@@ -308,7 +308,7 @@ MAPPINGS = {
     selection.Maximum: _maximum, selection.Clamp: _clamp, selection.Where: _where,
     division._Quotient: _quotient, division.Fmod: _fmod, division.Remainder: _remainder,
     binary.Hypot: _hypot, binary.LogAddExp: _logaddexp, binary.Lerp: _lerp,
-    reduction.Sum: _reduce("ReduceSum"), reduction.AMax: _reduce("ReduceMax"),
+    reduction.Sum: _reduce("ReduceSum"), reduction.Mean: _reduce("ReduceMean"), reduction.AMax: _reduce("ReduceMax"),
     reduction.LogSumExp: _reduce("ReduceLogSumExp"), variance.Var: _var, scan.CumSum: _cumsum,
     **COMPARISONS,
 }

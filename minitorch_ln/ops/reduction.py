@@ -65,20 +65,24 @@ def _count(shape, axes) -> int:
 
 
 class Sum(Function):
+    """Sum over ``axes`` (float16/bfloat16 arrive in float32: ``autograd/bfloat16.py``), divided by ``n`` for
+    :class:`Mean`: ``sum / n`` in one forward, one rounding, as PyTorch's mean; the backward is ``dy / n``."""
+
     supports_complex = True
 
     @staticmethod
-    def forward(ctx, x, axes, keepdim):
-        ctx.in_shape, ctx.axes = x.shape, axes
-        if x.dtype == np.float16:  # accumulate in float32; only the total rounds (or overflows) to float16
-            with np.errstate(over="ignore"):
-                return x.sum(axis=axes, keepdims=keepdim, dtype=np.float32).astype(np.float16)
-        return x.sum(axis=axes, keepdims=keepdim)
+    def forward(ctx, x, axes, keepdim, n=1):
+        ctx.in_shape, ctx.axes, ctx.n = x.shape, axes, n
+        return x.sum(axis=axes, keepdims=keepdim) if n == 1 else x.sum(axis=axes, keepdims=keepdim) / n
 
     @staticmethod
     def backward(ctx, dy):
-        dy = reshape(dy, _keepdim_shape(ctx.in_shape, ctx.axes))  # (..., 1, ...)
-        return broadcast_to(dy, ctx.in_shape), None, None
+        dy = reshape(dy if ctx.n == 1 else dy / ctx.n, _keepdim_shape(ctx.in_shape, ctx.axes))  # (..., 1, ...)
+        return (broadcast_to(dy, ctx.in_shape),) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+class Mean(Sum):
+    torch_name = "Mean"  # PyTorch records MeanBackward0
 
 
 @keepdims_alias  # keepdims=, NumPy's name, as PyTorch accepts it
@@ -134,7 +138,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
         return cast(mean(cast(x, np.float32), axes, keepdim), x.dtype)
     # sum / n, one rounding, as PyTorch (sum * (1/n) rounds twice: 1 ulp off in a quarter of float32
     # cases); the backward is dy / n too
-    return sum(x, axes, keepdim) / n if n else sum(x, axes, keepdim) * float("nan")
+    return Mean.apply(x, axes, keepdim, n) if n else sum(x, axes, keepdim) * float("nan")
 
 
 # ==================================================================================================
