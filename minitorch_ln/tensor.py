@@ -20,7 +20,7 @@ from .autograd import engine as _engine, saved as _saved_module, unrecorded as _
 from .autograd import recorded as _recorded_module
 from .autograd.function import AccumulateGrad, _sync_view
 from .autograd.grad_mode import is_grad_enabled
-from .errors import OptionError, ShapeError
+from .errors import DtypeError, OptionError, ShapeError
 from .size import Size, _size
 from .tensor_str import tensor_repr
 from .tensor_protocols import TensorProtocols
@@ -347,6 +347,9 @@ def _to_array(data, dtype=None, device=None):
                 f"can't make a tensor from nested sequences of different lengths ({exc}); every row must "
                 "have the same length"
             ) from None
+        if arr.dtype.kind in "OUS" and tensor_legacy.holds_non_number(arr):  # None became NaN: PyTorch refuses
+            raise DtypeError(f"can't make a tensor from {type(data).__name__} holding a non-number (None or a string): "
+                            "expected numbers, bools or nested lists of them")
         if dt is None:
             # Python floats become the default float dtype (float32), ints int64, as in PyTorch
             if backend.is_floating(arr.dtype):

@@ -62,6 +62,8 @@ def legacy_new(cls, args: tuple, dtype, device=None, name: str = "Tensor"):
         if any(n < 0 for n in sizes):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
         return cls._from_op(_to_array(np.zeros(sizes, dtype=dtype), None, device))
+    if len(args) == 1 and isinstance(args[0], range):
+        args = (list(args[0]),)  # Tensor(range(3)): its values, as PyTorch
     if len(args) == 1 and (isinstance(args[0], (list, tuple)) or _is_array(args[0])):
         if hasattr(type(args[0]), "_legacy_constructor") and args[0].dtype != dtype:  # as PyTorch
             raise TypeError(f"{name}(): expected a tensor of dtype {np.dtype(dtype)}, got {args[0].dtype}")
@@ -70,6 +72,11 @@ def legacy_new(cls, args: tuple, dtype, device=None, name: str = "Tensor"):
     if len(args) == 1 and isinstance(args[0], (numbers.Number, np.generic)):
         raise TypeError(f"{name}(): data must be a sequence (got {got}): pass sizes as ints or the data as a list")
     raise TypeError(f"{name}(): expected sizes (ints) or one sequence of data, got {got}")
+
+
+def holds_non_number(arr) -> bool:
+    """Whether a NumPy array made from nested lists holds a string or None (kinds ``U``/``S``, or ``O`` with one)."""
+    return arr.dtype.kind != "O" or any(v is None or isinstance(v, (str, bytes)) for v in arr.flat)
 
 
 def check_int_range(arr, dtype) -> None:

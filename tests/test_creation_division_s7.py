@@ -500,3 +500,18 @@ def test_randn_like_of_a_transpose_is_the_transposed_draw():
     mt.manual_seed(5)
     like = mt.randn_like(mt.empty(3, 4).t())
     assert np.array_equal(like.numpy(), plain.numpy().T) and like.stride() == (1, 4)
+
+
+def test_none_and_strings_in_data_are_refused_and_range_is_data():
+    # tensor([1, None], dtype=float32) and Tensor([1, None]) stored NaN; PyTorch raises TypeError (RuntimeError
+    # without a dtype): DtypeError is both. Tensor(range(3)) is the data [0, 1, 2], as PyTorch
+    for make in (lambda m: m.tensor([1, None], dtype=m.float32), lambda m: m.Tensor([1, None]),
+                 lambda m: m.FloatTensor([[None, 1.0]]), lambda m: m.LongTensor([None])):
+        for lib in (mt, torch):
+            with pytest.raises(TypeError):
+                make(lib)
+    with pytest.raises(RuntimeError):
+        mt.tensor([1, None])
+    assert mt.Tensor(range(3)).tolist() == torch.Tensor(range(3)).tolist() == [0.0, 1.0, 2.0]
+    assert mt.Tensor(range(3)).dtype == mt.float32
+    assert mt.tensor([2**70], dtype=mt.float64).item() == 2.0**70  # a big int is still a number

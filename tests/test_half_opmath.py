@@ -199,3 +199,15 @@ def test_bfloat16_deg2rad_is_supported():
     compare_with_torch(lambda t: mt.deg2rad(t.to(mt.bfloat16)).float(), lambda t: torch.deg2rad(t.bfloat16()).float(), [x])
     with pytest.raises(RuntimeError, match="real"):
         mt.deg2rad(mt.tensor([1 + 1j]))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_tensor_with_a_numpy_float_scalar_equals_pytorch(dtype):
+    # a NumPy float scalar is a Python number to PyTorch (read in float32 by mul/div); it was rounded to half first
+    x = np.linspace(-100.0, 100.0, 4001).astype(np.float32)
+    for s in (np.float64(0.1), np.float32(1.0 / 3.0), np.float16(0.1)):
+        for f in (lambda a, b: a * b, lambda a, b: a / b):
+            ours = f(mt.tensor(x).to(getattr(mt, dtype)), s)
+            theirs = f(torch.tensor(x).to(getattr(torch, dtype)), s)
+            assert str(ours.dtype) == dtype
+            np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())

@@ -21,13 +21,18 @@ _HALF = HALF_DTYPES
 
 def zero_d_opmath_operands(a, b):
     """``mul``/``div`` of a float16 or bfloat16 tensor with a 0-d float tensor of another float dtype
-    (``x * torch.tensor(0.1)``): ``(a, b)`` with the 0-d one cast to float32, so that the op computes in
+    (``x * torch.tensor(0.1)``) or a NumPy float scalar (``x * np.float64(0.1)``): ``(a, b)`` with the 0-d one cast to float32, so that the op computes in
     float32 and rounds once to the tensor's dtype (``autograd/bfloat16.py``), as ``number_operands`` does
     for a Python number; None otherwise (then :func:`promote`, which would round the 0-d value to the
     tensor's dtype first). PyTorch reads the 0-d value in float32 too when it is the second operand; when
     it is the first, PyTorch rounds it to half precision first: here both orders keep the float32 value,
     the more accurate result. The cast is an op of its own, so a 0-d tensor that requires grad gets its
     gradient in its own dtype."""
+    if isinstance(a, Tensor) and isinstance(b, np.floating) or isinstance(b, Tensor) and isinstance(a, np.floating):
+        t = a if isinstance(a, Tensor) else b  # a NumPy float scalar is a Python number to PyTorch: read in float32
+        if t.array.dtype not in _HALF:
+            return None
+        return (a, np.float32(b)) if t is a else (np.float32(a), b)
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return None
     da, db = a.array, b.array
