@@ -90,6 +90,17 @@ class _LRScheduler(LRScheduler):
     """PyTorch's name for the base class before 2.0, still subclassed by older custom schedulers."""
 
 
+def lambdas_per_group(optimizer, lr_lambda) -> list:
+    """``lr_lambda`` (one function, or a list with one per parameter group) as a list of one per group, for
+    :class:`LambdaLR` and ``MultiplicativeLR``. Raises ValueError for a list of another length."""
+    n = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+        return list(lr_lambda)
+    return [lr_lambda] * n
+
+
 class LambdaLR(LRScheduler):
     """``lr = base_lr · lr_lambda(step)``; ``lr_lambda`` is one function, or a list with one per group.
 
@@ -98,13 +109,7 @@ class LambdaLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
-        n = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
+        self.lr_lambdas = lambdas_per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:

@@ -8,12 +8,11 @@ schedules compose when chained; ``_get_closed_form_lr`` gives the lr at ``last_e
 
 from __future__ import annotations
 
-import types
 from bisect import bisect_right
 from collections import Counter
 
 from ..optimizer import Optimizer
-from .base import LRScheduler
+from .base import LambdaLR, LRScheduler, lambdas_per_group
 
 
 def _current_lrs(optimizer: Optimizer) -> list:
@@ -29,13 +28,7 @@ class MultiplicativeLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
+        self.lr_lambdas = lambdas_per_group(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
@@ -46,20 +39,9 @@ class MultiplicativeLR(LRScheduler):
             return _current_lrs(self.optimizer)
         return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
-    def state_dict(self) -> dict:
-        # functions are not saved (as PyTorch); the state of callable objects is
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
-                               for fn in self.lr_lambdas]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        lambdas = state_dict.pop("lr_lambdas", [None] * len(self.lr_lambdas))
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+    # functions are not saved (as PyTorch), the state of callable objects is: LambdaLR's rule
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
 
 
 class MultiStepLR(LRScheduler):
