@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..kernels import adam_dispatch
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_betas, check_nonnegative
 
 
 class Adam(Optimizer):
@@ -39,13 +39,9 @@ class Adam(Optimizer):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        if not 0.0 <= group["eps"]:
-            raise ValueError(f"Invalid epsilon value: {group['eps']} (expected >= 0)")
-        for i, beta in enumerate(group["betas"]):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta} (expected a value in [0, 1))")
-        if not 0.0 <= group["weight_decay"]:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']} (expected >= 0)")
+        check_nonnegative(group, "eps", "epsilon")
+        check_betas(group)
+        check_nonnegative(group, "weight_decay")
 
     def _fused_group_step(self, group: dict) -> bool:
         """CUDA parameters: one multi-tensor kernel (``kernels/cuda_optim.py``, arrays only) per

@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..backend import get_array_module
 from .adaptive import lerp_
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_betas, check_nonnegative
 
 
 class _AdamLike(Optimizer):
@@ -22,13 +22,9 @@ class _AdamLike(Optimizer):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        if not 0.0 <= group["eps"]:
-            raise ValueError(f"Invalid epsilon value: {group['eps']}")
-        for i, beta in enumerate(group["betas"]):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        if not 0.0 <= group["weight_decay"]:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+        check_nonnegative(group, "eps", "epsilon")
+        check_betas(group)
+        check_nonnegative(group, "weight_decay")
 
     @staticmethod
     def _decayed(grad, param, group: dict):
@@ -114,8 +110,7 @@ class NAdam(_AdamLike):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        if not 0.0 <= group["momentum_decay"]:
-            raise ValueError(f"Invalid momentum_decay value: {group['momentum_decay']}")
+        check_nonnegative(group, "momentum_decay")
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
         if not state:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..backend import get_array_module
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_nonnegative
 
 
 def lerp_(x, end, weight: float) -> None:
@@ -21,12 +21,6 @@ def lerp_(x, end, weight: float) -> None:
         x += weight * (end - x)
     else:
         x[...] = end - (end - x) * (1 - weight)
-
-
-def _check(group: dict, key: str, label: str | None = None) -> None:
-    """PyTorch's ``ValueError(f"Invalid {label} value: {v}")`` for a negative hyperparameter."""
-    if not 0.0 <= group[key]:
-        raise ValueError(f"Invalid {label or key} value: {group[key]}")
 
 
 def _decayed(grad, param, group: dict):
@@ -69,10 +63,10 @@ class Adagrad(Optimizer):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        _check(group, "lr_decay")
-        _check(group, "weight_decay")
-        _check(group, "initial_accumulator_value")
-        _check(group, "eps", "epsilon")
+        check_nonnegative(group, "lr_decay")
+        check_nonnegative(group, "weight_decay")
+        check_nonnegative(group, "initial_accumulator_value")
+        check_nonnegative(group, "eps", "epsilon")
 
     @staticmethod
     def _init_state(p, state: dict, group: dict) -> None:
@@ -121,8 +115,8 @@ class Adadelta(Optimizer):
         super()._check_hyperparameters(group)
         if not 0.0 <= group["rho"] <= 1.0:
             raise ValueError(f"Invalid rho value: {group['rho']}")
-        _check(group, "eps", "epsilon")
-        _check(group, "weight_decay")
+        check_nonnegative(group, "eps", "epsilon")
+        check_nonnegative(group, "weight_decay")
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
         if not state:
@@ -170,10 +164,10 @@ class RMSprop(Optimizer):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        _check(group, "eps", "epsilon")
-        _check(group, "momentum")
-        _check(group, "weight_decay")
-        _check(group, "alpha")
+        check_nonnegative(group, "eps", "epsilon")
+        check_nonnegative(group, "momentum")
+        check_nonnegative(group, "weight_decay")
+        check_nonnegative(group, "alpha")
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
         if not state:

@@ -46,6 +46,19 @@ def _as_array(value, key):
     raise TypeError(f"optimizer state {key!r}: expected a Tensor or an array, got {type(value).__name__}")
 
 
+
+def check_nonnegative(group: dict, key: str, label: str | None = None) -> None:
+    """PyTorch's ``ValueError("Invalid {label} value: {v}")`` for a negative hyperparameter ``group[key]``."""
+    if not 0.0 <= group[key]:
+        raise ValueError(f"Invalid {label or key} value: {group[key]} (expected >= 0)")
+
+
+def check_betas(group: dict) -> None:
+    """PyTorch's ``ValueError("Invalid beta parameter at index i: b")`` for a beta outside [0, 1)."""
+    for i, beta in enumerate(group["betas"]):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta} (expected a value in [0, 1))")
+
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with ``"params"`` and hyperparameters) and ``state``.
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import backend
 from ..backend import get_array_module
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_nonnegative
 
 
 def _scalar(value: float) -> float:
@@ -98,8 +98,7 @@ class ASGD(Optimizer):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        if not 0.0 <= group["weight_decay"]:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+        check_nonnegative(group, "weight_decay")
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
         if not state:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_nonnegative
 
 
 class SGD(Optimizer):
@@ -37,10 +37,8 @@ class SGD(Optimizer):
 
     def _check_hyperparameters(self, group: dict) -> None:
         super()._check_hyperparameters(group)
-        if group["momentum"] < 0.0:
-            raise ValueError(f"Invalid momentum value: {group['momentum']} (expected >= 0)")
-        if group["weight_decay"] < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']} (expected >= 0)")
+        check_nonnegative(group, "momentum")
+        check_nonnegative(group, "weight_decay")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
