@@ -227,6 +227,20 @@ def test_retain_grad_keeps_the_gradient_after_every_other_hook(order):
     yg, xg = RETAIN[order]
     assert both(run) == (("ok", ([yg] * 3, [xg] * 3)),) * 2
 
+    def run_uneven(lib):  # an upstream gradient that differs per element (0.5, -2, 3): ours equals PyTorch's
+        x = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = x * 2
+        for step in order:
+            if step == "r":
+                y.retain_grad()
+            else:
+                y.register_hook((lambda g: g * 3) if step == "h" else (lambda g: g + 1))
+        (y * lib.tensor([0.5, -2.0, 3.0])).sum().backward()
+        return y.grad.tolist(), x.grad.tolist()
+
+    (tk, theirs), (mk, ours) = both(run_uneven)
+    assert tk == mk == "ok" and ours == theirs and len(set(ours[0])) == 3  # three different gradients
+
 
 def test_retain_grad_moves_to_the_new_history_after_an_in_place_change_and_still_runs_last():
     def run(lib):
