@@ -10,7 +10,6 @@ results with ``Tensor._from_op``, which never comes here.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -131,31 +130,6 @@ def sequence_dtype(data):
     for dt in found[1:] + [python[t] for t in kinds if t in python]:
         out = backend.result_dtype(out, False, dt, False)
     return out
-
-
-_FLOAT_MAX = {2: {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}, 4: {"float32": 3.4028234663852886e38}}
-
-
-def checked_scalar(value, dtype, check_half: bool = True):
-    """A Python number ``value`` converted to a NumPy scalar of ``dtype`` as PyTorch's ``c10::checked_convert``
-    does (``full``, ``fill_``): RuntimeError for a value the dtype cannot hold (``full(.., 300, dtype=uint8)``,
-    NaN or 1e10 into int32, 1e39 into float32; ``check_half=False``: float16/bfloat16 overflow to inf, as
-    PyTorch's ``full``), never a wrapped, clamped or truncated-to-garbage number. An int may be negative down to
-    ``-max`` for an unsigned dtype and wraps (``-1`` is uint8 255), as PyTorch; a float truncates toward zero."""
-    dt = np.dtype(dtype)
-    if dt.kind in "iu" and not isinstance(value, (bool, np.bool_)):
-        if isinstance(value, numbers.Integral) and not -(2**63) <= int(value) < 2**64:
-            raise RuntimeError(f"value cannot be converted to type {dt} without overflow (got {value})")
-        check_int_range(np.asarray(value if isinstance(value, numbers.Integral) else float(value)), dt)
-    elif dt.kind == "f" or (dt.itemsize == 2 and dt.kind == "V"):  # bfloat16 is kind 'V'
-        fmax = _FLOAT_MAX.get(dt.itemsize, {}).get(dt.name)
-        if fmax is not None and (check_half or dt.itemsize > 2) and not isinstance(value, (bool, np.bool_)):
-            v = float(value.real if isinstance(value, complex) else value)
-            if math.isfinite(v) and abs(v) > fmax:
-                raise RuntimeError(f"value cannot be converted to type {dt} without overflow (got {value}, "
-                                   f"largest finite {fmax:g})")
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(value).astype(dt)[()]
 
 
 class LegacyTypeMeta(type):
