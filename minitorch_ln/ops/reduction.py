@@ -42,7 +42,6 @@ def _keepdim_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
-_HALF = (np.dtype(np.float16), backend.BFLOAT16)
 
 
 def _acc(dtype):
@@ -134,10 +133,9 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None) -
                          "convert with .float() first")
     axes = normalize_dims(dim, x.ndim, "mean", empty_is_all=True)
     n = _count(x.shape, axes)
-    if x.dtype in _HALF:  # the float32 sum is divided before it is rounded once (PyTorch's CPU mean_out)
-        return cast(mean(cast(x, np.float32), axes, keepdim), x.dtype)
     # sum / n, one rounding, as PyTorch (sum * (1/n) rounds twice: 1 ulp off in a quarter of float32
-    # cases); the backward is dy / n too
+    # cases); the backward is dy / n too. float16/bfloat16: Mean's forward gets float32 and rounds its
+    # quotient once (autograd/bfloat16.py), as PyTorch's CPU mean_out
     return Mean.apply(x, axes, keepdim, n) if n else sum(x, axes, keepdim) * float("nan")
 
 
