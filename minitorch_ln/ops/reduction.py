@@ -42,8 +42,6 @@ def _keepdim_shape(shape, axes) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
-
-
 def _acc(dtype):
     """The dtype a reduction accumulates in: float32 for float16 (as PyTorch), else the dtype itself."""
     return np.dtype(np.float32) if dtype == np.float16 else dtype
