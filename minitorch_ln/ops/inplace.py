@@ -299,6 +299,9 @@ def _number_inplace(self, what: str, ufunc: str, other) -> Tensor | None:
 def _fill(arr, value) -> None:
     """``arr.fill(value)``; a value beyond float16's range is inf (checked by ``checked_number``), without NumPy's
     overflow warning."""
+    if arr.dtype is not _F16:  # only float16 can overflow a checked number (bfloat16 has float32's range)
+        arr.fill(value)
+        return
     with np.errstate(over="ignore"):
         arr.fill(value)
 
