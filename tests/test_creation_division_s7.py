@@ -273,12 +273,17 @@ STRIDED_FILLS = {
 }
 
 
+def _at_seed_0(make):
+    """``(make(mt), make(torch))``, each right after ``manual_seed(0)``: the same generator stream."""
+    torch.manual_seed(0)
+    theirs = make(torch)
+    mt.manual_seed(0)
+    return make(mt), theirs
+
+
 @pytest.mark.parametrize("name", sorted(STRIDED_FILLS))
 def test_inplace_draws_into_a_strided_view_match_torch_at_a_seed(name):
-    torch.manual_seed(0)
-    theirs = STRIDED_FILLS[name](torch)
-    mt.manual_seed(0)
-    ours = STRIDED_FILLS[name](mt)
+    ours, theirs = _at_seed_0(STRIDED_FILLS[name])
     assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
     assert_close(ours, theirs.detach(), ours.dtype, name, rtol=0.0, atol=0.0)  # the same stream: bit for bit
 
@@ -485,10 +490,7 @@ LIKE = {
 
 @pytest.mark.parametrize("name", sorted(LIKE))
 def test_like_factories_keep_the_stride_order_and_draw_in_memory_order(name):
-    torch.manual_seed(0)
-    theirs = LIKE[name](torch)
-    mt.manual_seed(0)
-    ours = LIKE[name](mt)
+    ours, theirs = _at_seed_0(LIKE[name])
     assert tuple(ours.stride()) == tuple(theirs.stride()), (ours.stride(), theirs.stride())
     compare_with_torch(lambda: ours, lambda: theirs, [], rtol=0.0, atol=0.0)
 
